@@ -1,0 +1,70 @@
+# shmem-folios: a 6.12 kernel variant with large folios for tmpfs, and the
+# tooling to observe them.  `make help` lists the targets.
+
+KERNEL_VERSION := 6.12.118-1~deb12u1
+export KERNEL_VERSION
+
+BUILD := build
+BIN := $(BUILD)/bin
+CC ?= gcc
+CFLAGS ?= -O2 -g -Wall -Wextra
+VM := tools/vm/run
+
+.PHONY: all help deps kernel kernel-stock kernel-deb tests test run shell checkpatch clean
+
+all: kernel tests
+
+help:
+	@echo "make deps        install the Debian packages the project needs"
+	@echo "make kernel      build the patched kernel (cached under ~/.cache/shmem-folios)"
+	@echo "make kernel-stock  the same pinned source without the series"
+	@echo "make test        build everything, boot the patched kernel, run the tests"
+	@echo "make run         build everything, boot the patched kernel, show it at work"
+	@echo "make shell       a shell in the guest"
+	@echo "make kernel-deb  Debian packages of the patched kernel, in build/debs"
+	@echo "make checkpatch  scripts/checkpatch.pl --strict on every patch"
+
+deps:
+	@scripts/install-deps
+
+# The build script is quick when its cache entry exists; build/kernel points at it.
+kernel: deps
+	@mkdir -p $(BUILD)
+	@dir=$$(scripts/build-kernel patched) && ln -sfn "$$dir" $(BUILD)/kernel
+
+kernel-stock: deps
+	@mkdir -p $(BUILD)
+	@dir=$$(scripts/build-kernel stock) && ln -sfn "$$dir" $(BUILD)/kernel-stock
+
+kernel-deb: kernel
+	@mkdir -p $(BUILD)/debs
+	$(MAKE) -C $(BUILD)/kernel/src O=$$(readlink -f $(BUILD)/kernel)/obj \
+		CC="ccache gcc" -j$$(nproc) bindeb-pkg LOCALVERSION=-shmem-folios
+	mv $$(readlink -f $(BUILD)/kernel)/*.deb $(BUILD)/debs/
+	@ls $(BUILD)/debs
+
+$(BIN)/shmem_folio_test: tests/shmem_folio_test.c | $(BIN)
+	$(CC) $(CFLAGS) -o $@ $<
+
+$(BIN):
+	mkdir -p $@
+
+tests: $(BIN)/shmem_folio_test
+
+test: kernel tests
+	$(VM) --timeout 2400 --log $(BUILD)/test-console.log -- tests/guest/run-tests $(SEED)
+
+run: kernel tests
+	$(VM) --timeout 1200 --log $(BUILD)/run-console.log -- tools/demo
+
+shell: kernel tests
+	$(VM)
+
+checkpatch: kernel
+	@for p in $$(cat kernel-patches/series); do \
+		$(BUILD)/kernel/src/scripts/checkpatch.pl --strict --no-tree -q kernel-patches/$$p \
+			|| exit 1; \
+	done; echo "checkpatch: $$(wc -l < kernel-patches/series) patches clean"
+
+clean:
+	rm -rf $(BUILD)
