@@ -10,7 +10,7 @@ CC ?= gcc
 CFLAGS ?= -O2 -g -Wall -Wextra
 VM := tools/vm/run
 
-.PHONY: all help deps kernel kernel-stock kernel-deb tests test run shell checkpatch clean
+.PHONY: all help deps kernel kernel-stock kernel-deb tests test run shell check-series clean
 
 all: kernel tests
 
@@ -22,7 +22,7 @@ help:
 	@echo "make run         build everything, boot the patched kernel, show it at work"
 	@echo "make shell       a shell in the guest"
 	@echo "make kernel-deb  Debian packages of the patched kernel, in build/debs"
-	@echo "make checkpatch  scripts/checkpatch.pl --strict on every patch"
+	@echo "make check-series  every patch applies, is checkpatch-clean, builds alone"
 
 deps:
 	@scripts/install-deps
@@ -60,11 +60,8 @@ run: kernel tests
 shell: kernel tests
 	$(VM)
 
-checkpatch: kernel
-	@for p in $$(cat kernel-patches/series); do \
-		$(BUILD)/kernel/src/scripts/checkpatch.pl --strict --no-tree -q kernel-patches/$$p \
-			|| exit 1; \
-	done; echo "checkpatch: $$(wc -l < kernel-patches/series) patches clean"
+check-series: kernel
+	scripts/check-series
 
 clean:
 	rm -rf $(BUILD)

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/klog.h>
 #include <sys/mount.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
@@ -717,6 +718,28 @@ static void swap_test(const char *dir)
 	rmdir(cg);
 }
 
+/* The kernel must not have complained while the tests ran. */
+static void test_kernel_log(void)
+{
+	static const char *const bad[] = { "BUG:", "WARNING:", "Bad page", "Oops", "Call Trace" };
+	int len = klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, NULL, 0);
+	char *log = malloc(len + 1), *hit = NULL;
+
+	len = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, log, len);
+	log[len > 0 ? len : 0] = 0;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]) && !hit; i++)
+		hit = strstr(log, bad[i]);
+	if (hit) {
+		char *end = strchr(hit, '\n');
+
+		if (end)
+			*end = 0;
+		diag("kernel log: %s", hit);
+	}
+	check(!hit, "no BUG, WARNING, bad page or oops in the kernel log");
+	free(log);
+}
+
 int main(int argc, char **argv)
 {
 	const char *large, *plain, *huge;
@@ -742,6 +765,7 @@ int main(int argc, char **argv)
 	random_ops_test(huge, "huge=always", seed, ops);
 	random_ops_test(plain, "default", seed, ops);
 	test_mount_options(large);
+	test_kernel_log();
 
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
