@@ -322,8 +322,9 @@ static void test_partial_block(const char *dir)
 	bool uptodate;
 	check(folio_order_at(fd, 0, &uptodate) == 4 && uptodate,
 	      "all blocks written: one uptodate order-4 folio");
-	check(!fstat(fd, &st) && st.st_blksize == PAGE, "st_blksize is PAGE_SIZE (%ld)",
-	      (long)st.st_blksize);
+	if (fstat(fd, &st))
+		die("fstat");
+	check(st.st_blksize == PAGE, "st_blksize is PAGE_SIZE (%ld)", (long)st.st_blksize);
 	close(fd);
 }
 
@@ -476,7 +477,10 @@ static void test_huge_always(const char *dir)
 	check(seek(fd, 0, SEEK_HOLE) == PAGE, "SEEK_HOLE is exact inside the PMD folio (%ld)",
 	      seek(fd, 0, SEEK_HOLE));
 	check(is_zero(fd, PAGE, 2 * MB - PAGE), "the rest reads zeroes");
-	check(!fstat(fd, &st) && st.st_blksize == PAGE, "st_blksize is PAGE_SIZE");
+	if (fstat(fd, &st))
+		die("fstat");
+	check(st.st_blksize == PAGE, "huge=always: st_blksize is PAGE_SIZE (%ld)",
+	      (long)st.st_blksize);
 	close(fd);
 }
 
