@@ -43,13 +43,14 @@ kernel-deb: kernel
 	mv $$(readlink -f $(BUILD)/kernel)/*.deb $(BUILD)/debs/
 	@ls $(BUILD)/debs
 
-$(BIN)/shmem_folio_test: tests/shmem_folio_test.c | $(BIN)
-	$(CC) $(CFLAGS) -o $@ $<
+KERNEL_TESTS := $(wildcard tests/kernel/*.c)
+$(BIN)/shmem_kernel_test: $(KERNEL_TESTS) tests/kernel/lib.h | $(BIN)
+	$(CC) $(CFLAGS) -o $@ $(KERNEL_TESTS)
 
 $(BIN):
 	mkdir -p $@
 
-tests: $(BIN)/shmem_folio_test
+tests: $(BIN)/shmem_kernel_test
 
 test: kernel tests
 	$(VM) --timeout 2400 --log $(BUILD)/test-console.log -- tests/guest/run-tests $(SEED)

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Kernel behaviour of the series, run as root in the guest on the patched
- * kernel: folio orders chosen by write() and fallocate(), per-block uptodate
- * state seen through read, SEEK_DATA/SEEK_HOLE, splice, sendfile and mmap,
- * hole punching, swap, and a seeded random operation sequence checked
- * against a model of the file.  TAP lines, then "N passed, N failed".
+ * Kernel behaviour of the series: folio orders chosen by write() and
+ * fallocate(), per-block uptodate state seen through read, SEEK_DATA/
+ * SEEK_HOLE, splice, sendfile and mmap, hole punching, swap, and a seeded
+ * random operation sequence checked against a model of the file.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -23,206 +22,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#define KB 1024L
-#define MB (1024 * KB)
-#define PAGE 4096L
-#define PMD (2 * MB)
-
-#define KPF_UPTODATE 3
-#define KPF_COMPOUND_HEAD 15
-#define KPF_COMPOUND_TAIL 16
-
-static int passed, failed;
-static const char *root = "/tmp/shmem-folio-test";
-
-static bool check(bool cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s %d - ", cond ? "ok" : "not ok", passed + failed + 1);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	if (cond)
-		passed++;
-	else
-		failed++;
-	return cond;
-}
-
-static void die(const char *what)
-{
-	printf("Bail out! %s: %s\n", what, strerror(errno));
-	exit(2);
-}
-
-static void diag(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("# ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-}
-
-/* Mount a fresh tmpfs at root/name; returns its path. */
-static const char *mount_tmpfs(const char *name, const char *opts)
-{
-	static char path[256];
-
-	snprintf(path, sizeof(path), "%s/%s", root, name);
-	mkdir(root, 0755);
-	mkdir(path, 0755);
-	umount2(path, MNT_DETACH);
-	if (mount("tmpfs", path, "tmpfs", 0, opts))
-		die(opts);
-	return path;
-}
-
-static int open_new(const char *dir, const char *name)
-{
-	char path[512];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	unlink(path);
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0)
-		die(path);
-	return fd;
-}
-
-static void fill(char *buf, size_t len, unsigned int seed)
-{
-	for (size_t i = 0; i < len; i++)
-		buf[i] = (char)(seed + i * 7 + (i >> 12)) | 1;
-}
-
-static void pwrite_pattern(int fd, off_t off, size_t len, unsigned int seed)
-{
-	char *buf = malloc(len);
-
-	fill(buf, len, seed);
-	if (pwrite(fd, buf, len, off) != (ssize_t)len)
-		die("pwrite");
-	free(buf);
-}
-
-/* Does [off, off + len) hold the pattern written with seed at base? */
-static bool has_pattern(int fd, off_t off, size_t len, off_t base,
-			unsigned int seed)
-{
-	char *want = malloc(off - base + len), *got = malloc(len);
-	bool same;
-
-	fill(want, off - base + len, seed);
-	same = pread(fd, got, len, off) == (ssize_t)len &&
-	       !memcmp(want + (off - base), got, len);
-	free(want);
-	free(got);
-	return same;
-}
-
-static bool is_zero(int fd, off_t off, size_t len)
-{
-	char *got = malloc(len);
-	bool zero = pread(fd, got, len, off) == (ssize_t)len;
-
-	for (size_t i = 0; zero && i < len; i++)
-		zero = !got[i];
-	free(got);
-	return zero;
-}
-
-static off_t seek(int fd, off_t off, int whence)
-{
-	off_t r = lseek(fd, off, whence);
-
-	return r < 0 ? -errno : r;
-}
-
-static uint64_t read_u64_at(const char *path, off_t index)
-{
-	uint64_t v = 0;
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0 || pread(fd, &v, 8, index * 8) != 8)
-		die(path);
-	close(fd);
-	return v;
-}
-
-/*
- * The order of the folio caching file offset off, and whether it is
- * uptodate, from /proc/self/pagemap and /proc/kpageflags.  Mapping the file
- * makes a partially uptodate folio uptodate, so only use it on data.
- */
-static int folio_order_at(int fd, off_t off, bool *uptodate)
-{
-	size_t len = PMD;
-	off_t start = off & ~(PMD - 1);
-	char *map = mmap(NULL, len, PROT_READ, MAP_SHARED | MAP_POPULATE, fd,
-			 start);
-	uint64_t pfn, head, flags;
-	volatile char touch;
-	long n = 1;
-
-	if (map == MAP_FAILED)
-		die("mmap");
-	touch = map[off - start];
-	(void)touch;
-	pfn = read_u64_at("/proc/self/pagemap",
-			  ((uintptr_t)map + off - start) / PAGE);
-	if (!(pfn >> 63))
-		die("page not present");
-	pfn &= (1ULL << 55) - 1;
-	head = pfn;
-	while (read_u64_at("/proc/kpageflags", head) & (1ULL << KPF_COMPOUND_TAIL))
-		head--;
-	flags = read_u64_at("/proc/kpageflags", head);
-	if (flags & (1ULL << KPF_COMPOUND_HEAD))
-		while (read_u64_at("/proc/kpageflags", head + n) &
-		       (1ULL << KPF_COMPOUND_TAIL))
-			n++;
-	if (uptodate)
-		*uptodate = flags & (1ULL << KPF_UPTODATE);
-	munmap(map, len);
-	return __builtin_ctzl(n);
-}
-
-static long sysfs_long(const char *fmt, long arg)
-{
-	char path[256], buf[64] = "";
-	int fd;
-
-	snprintf(path, sizeof(path), fmt, arg);
-	fd = open(path, O_RDONLY);
-	if (fd < 0 || read(fd, buf, sizeof(buf) - 1) < 0)
-		die(path);
-	close(fd);
-	return atol(buf);
-}
-
-static void sysfs_write(const char *path, const char *value)
-{
-	int fd = open(path, O_WRONLY);
-
-	if (fd < 0 || write(fd, value, strlen(value)) < 0)
-		die(path);
-	close(fd);
-}
-
-/* Large shmem folios of size kb allocated so far (per-size mTHP counter). */
-static long shmem_allocs(long kb)
-{
-	return sysfs_long("/sys/kernel/mm/transparent_hugepage/hugepages-%ldkB/stats/shmem_alloc",
-			  kb);
-}
+#include "lib.h"
 
 static void test_orders(const char *dir)
 {
@@ -534,7 +334,6 @@ static void test_mount_options(const char *dir)
 	      "an unknown option is refused with EINVAL");
 }
 
-
 static uint64_t rng_state;
 
 static uint64_t rnd(void)
@@ -652,18 +451,23 @@ static void random_ops_test(const char *dir, const char *what, unsigned int seed
 	close(fd);
 }
 
-static long meminfo_kb(const char *key)
-{
-	char line[256];
-	long v = -1;
-	FILE *f = fopen("/proc/meminfo", "r");
+struct swap_files {
+	int full, partial;
+};
 
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, strlen(key)))
-			v = atol(line + strlen(key) + 1);
-	if (f)
-		fclose(f);
-	return v;
+#define SWAP_FULL (48 * MB)
+#define SWAP_PARTIAL (16 * MB)
+
+static void write_swap_files(void *arg)
+{
+	struct swap_files *f = arg;
+
+	for (long o = 0; o < SWAP_FULL; o += 64 * KB)
+		pwrite_pattern(f->full, o, 64 * KB, o);
+	if (fallocate(f->partial, 0, 0, SWAP_PARTIAL))
+		die("fallocate");
+	for (long o = 0; o < SWAP_PARTIAL; o += 8 * KB)
+		pwrite_pattern(f->partial, o, PAGE, o);
 }
 
 /*
@@ -672,89 +476,35 @@ static long meminfo_kb(const char *key)
  */
 static void swap_test(const char *dir)
 {
-	const char *cg = "/sys/fs/cgroup/shmem-folio-test";
-	const long full = 48 * MB, partial = 16 * MB;
-	char path[256], pid[32];
-	int fd_full, fd_partial, status;
-	pid_t child;
+	struct swap_files f;
+	long swapped;
 	bool ok = true;
 
 	if (!check(meminfo_kb("SwapTotal:") > 0, "swap is configured"))
 		return;
-	fd_full = open_new(dir, "swap-full");
-	fd_partial = open_new(dir, "swap-partial");
-	sysfs_write("/sys/fs/cgroup/cgroup.subtree_control", "+memory");
-	mkdir(cg, 0755);
-	snprintf(path, sizeof(path), "%s/memory.max", cg);
-	sysfs_write(path, "24M");
-
-	child = fork();
-	if (child == 0) {
-		snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
-		snprintf(pid, sizeof(pid), "%d", getpid());
-		sysfs_write(path, pid);
-		for (long o = 0; o < full; o += 64 * KB)
-			pwrite_pattern(fd_full, o, 64 * KB, o);
-		if (fallocate(fd_partial, 0, 0, partial))
-			_exit(1);
-		for (long o = 0; o < partial; o += 8 * KB)
-			pwrite_pattern(fd_partial, o, PAGE, o);
-		_exit(0);
-	}
-	check(waitpid(child, &status, 0) == child && WIFEXITED(status) && !WEXITSTATUS(status),
+	f.full = open_new(dir, "swap-full");
+	f.partial = open_new(dir, "swap-partial");
+	check(run_in_memcg("24M", write_swap_files, &f, &swapped),
 	      "writer in a 24M memory cgroup wrote 64M");
-	snprintf(path, sizeof(path), "%s/memory.swap.current", cg);
-	long swapped = sysfs_long(path, 0);
 	check(swapped > 0, "the cgroup pushed %ld KiB to swap", swapped / KB);
 
-	for (long o = 0; o < full && ok; o += 64 * KB)
-		ok = has_pattern(fd_full, o, 64 * KB, o, o);
+	for (long o = 0; o < SWAP_FULL && ok; o += 64 * KB)
+		ok = has_pattern(f.full, o, 64 * KB, o, o);
 	check(ok, "fully written file reads back byte for byte");
-	check(seek(fd_full, 0, SEEK_HOLE) == full, "and SEEK_HOLE finds no hole in it");
+	check(seek(f.full, 0, SEEK_HOLE) == SWAP_FULL, "and SEEK_HOLE finds no hole in it");
 	ok = true;
-	for (long o = 0; o < partial && ok; o += 8 * KB)
-		ok = has_pattern(fd_partial, o, PAGE, o, o) && is_zero(fd_partial, o + PAGE, PAGE) &&
-		     seek(fd_partial, o, SEEK_DATA) == o;
+	for (long o = 0; o < SWAP_PARTIAL && ok; o += 8 * KB)
+		ok = has_pattern(f.partial, o, PAGE, o, o) && is_zero(f.partial, o + PAGE, PAGE) &&
+		     seek(f.partial, o, SEEK_DATA) == o;
 	check(ok, "partially written file: every written block is data and reads back, "
 	      "every unwritten one reads zeroes");
-	close(fd_full);
-	close(fd_partial);
-	rmdir(cg);
+	close(f.full);
+	close(f.partial);
 }
 
-/* The kernel must not have complained while the tests ran. */
-static void test_kernel_log(void)
+void folio_tests(const char *large, const char *plain, const char *huge,
+		 unsigned int seed, long ops)
 {
-	static const char *const bad[] = { "BUG:", "WARNING:", "Bad page", "Oops", "Call Trace" };
-	int len = klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, NULL, 0);
-	char *log = malloc(len + 1), *hit = NULL;
-
-	len = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, log, len);
-	log[len > 0 ? len : 0] = 0;
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]) && !hit; i++)
-		hit = strstr(log, bad[i]);
-	if (hit) {
-		char *end = strchr(hit, '\n');
-
-		if (end)
-			*end = 0;
-		diag("kernel log: %s", hit);
-	}
-	check(!hit, "no BUG, WARNING, bad page or oops in the kernel log");
-	free(log);
-}
-
-int main(int argc, char **argv)
-{
-	const char *large, *plain, *huge;
-	unsigned int seed = argc > 1 ? strtoul(argv[1], NULL, 0) : (unsigned int)getpid();
-	long ops = argc > 2 ? atol(argv[2]) : 100000;
-
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	large = strdup(mount_tmpfs("large", "large_folios"));
-	plain = strdup(mount_tmpfs("default", ""));
-	huge = strdup(mount_tmpfs("huge", "huge=always"));
-
 	test_orders(large);
 	test_default_orders(plain, "default mount", 0);
 	test_partial_block(large);
@@ -768,9 +518,10 @@ int main(int argc, char **argv)
 	random_ops_test(large, "large_folios", seed, ops);
 	random_ops_test(huge, "huge=always", seed, ops);
 	random_ops_test(plain, "default", seed, ops);
-	test_mount_options(large);
-	test_kernel_log();
+}
 
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+/* Last: it turns large_folios off on the mount. */
+void mount_option_tests(const char *large)
+{
+	test_mount_options(large);
 }

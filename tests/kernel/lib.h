@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef SHMEM_TESTS_LIB_H
+#define SHMEM_TESTS_LIB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define KB 1024L
+#define MB (1024 * KB)
+#define PAGE 4096L
+#define PMD (2 * MB)
+
+#define KPF_UPTODATE 3
+#define KPF_COMPOUND_HEAD 15
+#define KPF_COMPOUND_TAIL 16
+
+extern int passed, failed;
+
+bool check(bool cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void die(const char *what) __attribute__((noreturn));
+void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+const char *mount_tmpfs(const char *name, const char *opts);
+int open_new(const char *dir, const char *name);
+void fill(char *buf, size_t len, unsigned int seed);
+void pwrite_pattern(int fd, off_t off, size_t len, unsigned int seed);
+bool has_pattern(int fd, off_t off, size_t len, off_t base, unsigned int seed);
+bool is_zero(int fd, off_t off, size_t len);
+off_t seek(int fd, off_t off, int whence);
+uint64_t read_u64_at(const char *path, off_t index);
+int folio_order_at(int fd, off_t off, bool *uptodate);
+long sysfs_long(const char *fmt, long arg);
+void sysfs_write(const char *path, const char *value);
+long shmem_allocs(long kb);
+long meminfo_kb(const char *key);
+void test_kernel_log(void);
+bool run_in_memcg(const char *max, void (*fn)(void *), void *arg, long *swapped);
+
+/* The test groups */
+void folio_tests(const char *large, const char *plain, const char *huge,
+		 unsigned int seed, long ops);
+void trace_tests(const char *large, const char *plain, const char *huge);
+void mount_option_tests(const char *large);
+
+#endif

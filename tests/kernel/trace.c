@@ -1,0 +1,414 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The shmem trace events: enable them through tracefs, run a workload whose
+ * outcome is known, and check the fields of the events for that file.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib.h"
+
+#define TRACING "/sys/kernel/tracing"
+#define MAX_FIELDS 12
+
+struct event {
+	char name[32];
+	int nr;
+	char key[MAX_FIELDS][16];
+	char val[MAX_FIELDS][32];
+};
+
+struct trace {
+	struct event *ev;
+	int nr;
+};
+
+static void trace_start(void)
+{
+	sysfs_write(TRACING "/tracing_on", "0");
+	sysfs_write(TRACING "/buffer_size_kb", "8192");
+	sysfs_write(TRACING "/events/enable", "0");
+	sysfs_write(TRACING "/events/shmem/enable", "1");
+	close(open(TRACING "/trace", O_WRONLY | O_TRUNC));
+	sysfs_write(TRACING "/tracing_on", "1");
+}
+
+static unsigned long ino_of(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		die("fstat");
+	return st.st_ino;
+}
+
+static const char *field(const struct event *e, const char *key)
+{
+	for (int i = 0; i < e->nr; i++)
+		if (!strcmp(e->key[i], key))
+			return e->val[i];
+	return NULL;
+}
+
+static long num(const struct event *e, const char *key)
+{
+	const char *v = field(e, key);
+
+	return v ? strtol(v, NULL, 0) : -999;
+}
+
+static bool is(const struct event *e, const char *key, const char *value)
+{
+	const char *v = field(e, key);
+
+	return v && !strcmp(v, value);
+}
+
+/* Parse "name: key value key value ... [flag]" into e. */
+static void parse_event(const char *text, struct event *e)
+{
+	char *copy = strdup(text), *save, *tok, *colon = strchr(copy, ':');
+
+	memset(e, 0, sizeof(*e));
+	*colon = 0;
+	snprintf(e->name, sizeof(e->name), "%s", copy);
+	for (tok = strtok_r(colon + 1, " \n", &save); tok && e->nr < MAX_FIELDS;
+	     tok = strtok_r(NULL, " \n", &save)) {
+		char *v = strtok_r(NULL, " \n", &save);
+
+		snprintf(e->key[e->nr], sizeof(e->key[0]), "%s", tok);
+		snprintf(e->val[e->nr], sizeof(e->val[0]), "%s", v ? v : "1");
+		e->nr++;
+	}
+	free(copy);
+}
+
+/* Stop tracing and collect the shmem events of inode ino. */
+static struct trace trace_stop(unsigned long ino)
+{
+	struct trace t = { NULL, 0 };
+	char line[512], want[32];
+	FILE *f;
+
+	sysfs_write(TRACING "/tracing_on", "0");
+	sysfs_write(TRACING "/events/shmem/enable", "0");
+	snprintf(want, sizeof(want), " ino %lx ", ino);
+	f = fopen(TRACING "/trace", "r");
+	if (!f)
+		die(TRACING "/trace");
+	while (fgets(line, sizeof(line), f)) {
+		char *ev = strstr(line, ": shmem_");
+
+		if (line[0] == '#' || !ev || !strstr(line, want))
+			continue;
+		t.ev = realloc(t.ev, (t.nr + 1) * sizeof(*t.ev));
+		parse_event(ev + 2, &t.ev[t.nr++]);
+	}
+	fclose(f);
+	return t;
+}
+
+/* The events of t called name, in order; returns how many. */
+static int pick(const struct trace *t, const char *name, const struct event **out, int max)
+{
+	int n = 0;
+
+	for (int i = 0; i < t->nr; i++)
+		if (!strcmp(t->ev[i].name, name) && n < max)
+			out[n++] = &t->ev[i];
+	return n;
+}
+
+static void test_fallocate_events(const char *large)
+{
+	int fd = open_new(large, "t-falloc"), n, ok = 1;
+	const struct event *a[8];
+	struct trace t;
+
+	trace_start();
+	if (fallocate(fd, 0, 0, 8 * MB))
+		die("fallocate");
+	t = trace_stop(ino_of(fd));
+	n = pick(&t, "shmem_alloc_folio", a, 8);
+	for (int i = 0; i < n; i++)
+		ok &= num(a[i], "order") == 9 && is(a[i], "path", "fallocate") &&
+		      num(a[i], "index") == i * 512 && num(a[i], "write_end") == 8 * MB;
+	check(n == 4 && ok, "fallocate 8M: four order-9 shmem_alloc_folio, path fallocate (%d)", n);
+	check(pick(&t, "shmem_alloc_fallback", a, 8) == 0, "and no fallback");
+	free(t.ev);
+	close(fd);
+}
+
+static void test_write_events(const char *large)
+{
+	int fd = open_new(large, "t-write"), n;
+	const struct event *a[32];
+	struct trace t;
+
+	trace_start();
+	pwrite_pattern(fd, 0, 64 * KB, 1);
+	t = trace_stop(ino_of(fd));
+	n = pick(&t, "shmem_alloc_folio", a, 32);
+	check(n == 1 && num(a[0], "order") == 4 && is(a[0], "path", "write") &&
+	      is(a[0], "orders", "0x1e"),
+	      "64K write: one order-4 shmem_alloc_folio, orders 1-4 allowed, path write");
+	n = pick(&t, "shmem_block_uptodate", a, 32);
+	check(n == 1 && num(a[0], "nr") == 16 && is(a[0], "uptodate", "16/16") && field(a[0], "full"),
+	      "and one transition of all 16 blocks to fully uptodate");
+	free(t.ev);
+	close(fd);
+
+	/* Block by block into a fallocated folio */
+	fd = open_new(large, "t-blocks");
+	if (fallocate(fd, 0, 0, 64 * KB))
+		die("fallocate");
+	trace_start();
+	pwrite_pattern(fd, 32 * KB, PAGE, 2);
+	t = trace_stop(ino_of(fd));
+	n = pick(&t, "shmem_block_uptodate", a, 32);
+	check(n == 1 && num(a[0], "first") == 8 && num(a[0], "nr") == 1 &&
+	      is(a[0], "uptodate", "1/16") && !field(a[0], "full"),
+	      "4K write into a fallocated 64K folio: one block uptodate, 1/16");
+	free(t.ev);
+
+	trace_start();
+	for (long o = 0; o < 64 * KB; o += PAGE)
+		if (o != 32 * KB)
+			pwrite_pattern(fd, o, PAGE, o);
+	t = trace_stop(ino_of(fd));
+	n = pick(&t, "shmem_block_uptodate", a, 32);
+	int full = 0;
+	for (int i = 0; i < n; i++)
+		full += !!field(a[i], "full");
+	check(n == 15 && full == 1 && field(a[14], "full") && is(a[14], "uptodate", "16/16"),
+	      "the other 15 blocks: 15 transitions, the last one to fully uptodate (%d, %d)",
+	      n, full);
+	free(t.ev);
+	close(fd);
+}
+
+static void test_zero_events(const char *large)
+{
+	int fd = open_new(large, "t-zero"), n;
+	const struct event *a[8];
+	struct trace t;
+	char *map;
+
+	if (fallocate(fd, 0, 0, 64 * KB))
+		die("fallocate");
+	trace_start();
+	pwrite_pattern(fd, 8 * KB + 100, 200, 3);
+	t = trace_stop(ino_of(fd));
+	n = pick(&t, "shmem_zero", a, 8);
+	check(n == 2 && is(a[0], "reason", "partial") && num(a[0], "offset") == 8 * KB &&
+	      num(a[0], "bytes") == 100 && num(a[1], "offset") == 8 * KB + 300 &&
+	      num(a[1], "bytes") == PAGE - 300,
+	      "200-byte write: zeroes the 100 bytes before and %ld after it in its block",
+	      PAGE - 300);
+	free(t.ev);
+
+	trace_start();
+	map = mmap(NULL, 64 * KB, PROT_READ, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		die("mmap");
+	(void)*(volatile char *)map;
+	t = trace_stop(ino_of(fd));
+	n = pick(&t, "shmem_zero", a, 8);
+	check(n == 1 && is(a[0], "reason", "unwritten") && num(a[0], "bytes") == 15 * PAGE,
+	      "fault on the partial folio zeroes its 15 unwritten blocks");
+	n = pick(&t, "shmem_block_uptodate", a, 8);
+	check(n == 1 && num(a[0], "nr") == 15 && field(a[0], "full"),
+	      "and makes them uptodate");
+	munmap(map, 64 * KB);
+	free(t.ev);
+	close(fd);
+}
+
+static int charge_fd;
+
+static void write_2m(void *arg)
+{
+	(void)arg;
+	pwrite_pattern(charge_fd, 0, 2 * MB, 4);
+}
+
+static void test_charge_fallback(const char *large)
+{
+	const struct event *a[16];
+	struct trace t;
+	long swapped;
+	int n;
+
+	charge_fd = open_new(large, "t-charge");
+	trace_start();
+	check(run_in_memcg("1M", write_2m, NULL, &swapped), "2M write in a 1M memory cgroup");
+	t = trace_stop(ino_of(charge_fd));
+	n = pick(&t, "shmem_alloc_fallback", a, 16);
+	check(n > 0 && num(a[0], "order") == 9 && num(a[0], "next_order") == 8 &&
+	      is(a[0], "reason", "charge") && num(a[0], "index") == 0,
+	      "the 2M folio falls back to order 8 for the memcg charge");
+	n = pick(&t, "shmem_alloc_folio", a, 16);
+	check(n > 0 && num(a[0], "index") == 0 && num(a[0], "order") < 9 &&
+	      num(a[0], "order") > 0 && is(a[0], "path", "write"),
+	      "and a smaller large folio is chosen at index 0 (order %ld)",
+	      n > 0 ? num(a[0], "order") : -1);
+	free(t.ev);
+	close(charge_fd);
+}
+
+static void test_punch_events(const char *large)
+{
+	int fd = open_new(large, "t-punch"), n;
+	const struct event *a[8];
+	struct trace t;
+
+	pwrite_pattern(fd, 0, 64 * KB, 5);
+	trace_start();
+	if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 16 * KB, 16 * KB))
+		die("punch");
+	t = trace_stop(ino_of(fd));
+	n = pick(&t, "shmem_folio_split", a, 8);
+	check(n == 1 && num(a[0], "old_order") == 4 && num(a[0], "new_order") == 0 &&
+	      is(a[0], "reason", "truncate") && num(a[0], "ret") == 0,
+	      "punch in an uptodate 64K folio: split 4 -> 0, reason truncate");
+	free(t.ev);
+	close(fd);
+
+	fd = open_new(large, "t-punch-partial");
+	if (fallocate(fd, 0, 0, 64 * KB))
+		die("fallocate");
+	pwrite_pattern(fd, 0, 16 * KB, 6);
+	pwrite_pattern(fd, 32 * KB, 16 * KB, 7);
+	trace_start();
+	if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 4 * KB, 8 * KB))
+		die("punch");
+	t = trace_stop(ino_of(fd));
+	n = pick(&t, "shmem_block_clear", a, 8);
+	check(n == 1 && num(a[0], "first") == 1 && num(a[0], "nr") == 2 &&
+	      is(a[0], "uptodate", "6/16"),
+	      "punch in a partial folio: blocks 1-2 cleared, 6/16 left");
+	n = pick(&t, "shmem_folio_split", a, 8);
+	check(n == 1 && num(a[0], "new_order") == 4 && num(a[0], "ret") == -EBUSY &&
+	      is(a[0], "reason", "truncate"), "and its split is refused with -EBUSY");
+	free(t.ev);
+
+	trace_start();
+	if (ftruncate(fd, 34 * KB))
+		die("ftruncate");
+	t = trace_stop(ino_of(fd));
+	n = pick(&t, "shmem_block_clear", a, 8);
+	check(n == 1 && num(a[0], "first") == 9 && num(a[0], "nr") == 3 &&
+	      is(a[0], "uptodate", "3/16"),
+	      "truncate to 34K: blocks 9-11 cleared, 3/16 left");
+	free(t.ev);
+	close(fd);
+}
+
+static int swap_fd;
+
+static void write_32m(void *arg)
+{
+	(void)arg;
+	for (long o = 0; o < 32 * MB; o += 64 * KB)
+		pwrite_pattern(swap_fd, o, 64 * KB, o);
+}
+
+/*
+ * 6.12 swaps a large shmem folio out whole (CONFIG_THP_SWAP) unless it
+ * crosses i_size: 64K folios inside the file are not split.
+ */
+static void test_swap_events(const char *large)
+{
+	const struct event *a[1024];
+	struct trace t;
+	long swapped;
+	bool ok = true;
+	int n;
+
+	swap_fd = open_new(large, "t-swap");
+	trace_start();
+	check(run_in_memcg("12M", write_32m, NULL, &swapped) && swapped > 0,
+	      "32M of 64K folios written in a 12M memory cgroup went to swap (%ld KiB)",
+	      swapped / KB);
+	for (long o = 0; o < 32 * MB && ok; o += 64 * KB)
+		ok = has_pattern(swap_fd, o, 64 * KB, o, o);
+	t = trace_stop(ino_of(swap_fd));
+	check(ok, "and reads back");
+	n = pick(&t, "shmem_folio_split", a, 1024);
+	check(n == 0, "no folio was split for swap-out: they went whole (%d splits)", n);
+	n = pick(&t, "shmem_alloc_folio", a, 1024);
+	int swapin = 0;
+	for (int i = 0; i < n; i++)
+		swapin += is(a[i], "path", "swapin");
+	check(swapin > 0, "reading it back swapped folios in (%d)", swapin);
+	free(t.ev);
+	close(swap_fd);
+}
+
+static void test_default_mount_events(const char *plain, const char *huge)
+{
+	const struct event *a[8];
+	struct trace t;
+	int fd, n;
+
+	fd = open_new(plain, "t-default");
+	trace_start();
+	pwrite_pattern(fd, 0, 8 * KB, 8);
+	t = trace_stop(ino_of(fd));
+	n = pick(&t, "shmem_alloc_folio", a, 8);
+	check(n == 2 && num(a[0], "order") == 0 && num(a[1], "order") == 0 &&
+	      is(a[0], "orders", "0") && is(a[0], "path", "write"),
+	      "default mount: an 8K write gives two order-0 shmem_alloc_folio");
+	free(t.ev);
+	close(fd);
+
+	fd = open_new(huge, "t-huge");
+	trace_start();
+	pwrite_pattern(fd, 0, PAGE, 9);
+	t = trace_stop(ino_of(fd));
+	n = pick(&t, "shmem_alloc_folio", a, 8);
+	check(n == 1 && num(a[0], "order") == 9 && is(a[0], "orders", "0x200") &&
+	      is(a[0], "path", "write"),
+	      "huge=always: a 4K write gives one order-9 shmem_alloc_folio");
+	free(t.ev);
+	close(fd);
+
+	fd = memfd_create("t-fault", 0);
+	if (fd < 0 || ftruncate(fd, PAGE))
+		die("memfd");
+	trace_start();
+	char *map = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		die("mmap");
+	map[0] = 1;
+	t = trace_stop(ino_of(fd));
+	n = pick(&t, "shmem_alloc_folio", a, 8);
+	check(n == 1 && num(a[0], "order") == 0 && is(a[0], "path", "fault"),
+	      "a fault on a memfd gives one order-0 shmem_alloc_folio, path fault");
+	munmap(map, PAGE);
+	free(t.ev);
+	close(fd);
+}
+
+void trace_tests(const char *large, const char *plain, const char *huge)
+{
+	if (access(TRACING "/events/shmem", F_OK)) {
+		check(false, "the kernel has the shmem trace events");
+		return;
+	}
+	test_fallocate_events(large);
+	test_write_events(large);
+	test_zero_events(large);
+	test_charge_fallback(large);
+	test_punch_events(large);
+	test_swap_events(large);
+	test_default_mount_events(plain, huge);
+}
