@@ -10,7 +10,7 @@ CC ?= gcc
 CFLAGS ?= -O2 -g -Wall -Wextra
 VM := tools/vm/run
 
-.PHONY: all help deps kernel kernel-stock kernel-deb tests test run shell check-series clean
+.PHONY: all help deps kernel kernel-stock kernel-notrace bench kernel-deb tests test run shell check-series clean
 
 all: kernel tests
 
@@ -18,6 +18,8 @@ help:
 	@echo "make deps        install the Debian packages the project needs"
 	@echo "make kernel      build the patched kernel (cached under ~/.cache/shmem-folios)"
 	@echo "make kernel-stock  the same pinned source without the series"
+	@echo "make kernel-notrace  the series without its tracepoint patches"
+	@echo "make bench       benchmarks (under emulation), reports in docs/"
 	@echo "make test        build everything, boot the patched kernel, run the tests"
 	@echo "make run         build everything, boot the patched kernel, show it at work"
 	@echo "make shell       a shell in the guest"
@@ -35,6 +37,16 @@ kernel: deps
 kernel-stock: deps
 	@mkdir -p $(BUILD)
 	@dir=$$(scripts/build-kernel stock) && ln -sfn "$$dir" $(BUILD)/kernel-stock
+
+kernel-notrace: deps
+	@mkdir -p $(BUILD)
+	@dir=$$(scripts/build-kernel notrace) && ln -sfn "$$dir" $(BUILD)/kernel-notrace
+
+$(BIN)/shmem_loop: tools/bench/shmem_loop.c | $(BIN)
+	$(CC) $(CFLAGS) -o $@ $<
+
+bench: kernel kernel-notrace $(BIN)/shmem_loop
+	tools/bench/tracepoints
 
 kernel-deb: kernel
 	@mkdir -p $(BUILD)/debs
