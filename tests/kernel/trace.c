@@ -127,6 +127,16 @@ static int pick(const struct trace *t, const char *name, const struct event **ou
 	return n;
 }
 
+/* How many events of t called name have key set to value. */
+static int count(const struct trace *t, const char *name, const char *key, const char *value)
+{
+	int n = 0;
+
+	for (int i = 0; i < t->nr; i++)
+		n += !strcmp(t->ev[i].name, name) && is(&t->ev[i], key, value);
+	return n;
+}
+
 static void test_fallocate_events(const char *large)
 {
 	int fd = open_new(large, "t-falloc"), n, ok = 1;
@@ -234,10 +244,11 @@ static void test_zero_events(const char *large)
 
 static int charge_fd;
 
-static void write_2m(void *arg)
+/* The buffer is the parent's, charged before the child joins the cgroup */
+static void write_2m(void *buf)
 {
-	(void)arg;
-	pwrite_pattern(charge_fd, 0, 2 * MB, 4);
+	if (pwrite(charge_fd, buf, 2 * MB, 0) != 2 * MB)
+		die("pwrite");
 }
 
 static void test_charge_fallback(const char *large)
@@ -247,19 +258,25 @@ static void test_charge_fallback(const char *large)
 	long swapped;
 	int n;
 
+	char *buf = malloc(2 * MB);
+
+	fill(buf, 2 * MB, 4);
 	charge_fd = open_new(large, "t-charge");
 	trace_start();
-	check(run_in_memcg("1M", write_2m, NULL, &swapped), "2M write in a 1M memory cgroup");
+	check(run_in_memcg("1M", write_2m, buf, &swapped), "2M write in a 1M memory cgroup");
+	free(buf);
 	t = trace_stop(ino_of(charge_fd));
 	n = pick(&t, "shmem_alloc_fallback", a, 16);
 	check(n > 0 && num(a[0], "order") == 9 && num(a[0], "next_order") == 8 &&
 	      is(a[0], "reason", "charge") && num(a[0], "index") == 0,
 	      "the 2M folio falls back to order 8 for the memcg charge");
-	n = pick(&t, "shmem_alloc_folio", a, 16);
-	check(n > 0 && num(a[0], "index") == 0 && num(a[0], "order") < 9 &&
-	      num(a[0], "order") > 0 && is(a[0], "path", "write"),
-	      "and a smaller large folio is chosen at index 0 (order %ld)",
-	      n > 0 ? num(a[0], "order") : -1);
+	/* The 1M folio may fail too (its xarray node is charged as well) */
+	int smaller = 0;
+	for (int i = 0; i < t.nr; i++)
+		smaller += !strcmp(t.ev[i].name, "shmem_alloc_folio") &&
+			   num(&t.ev[i], "order") > 0 && num(&t.ev[i], "order") < 9 &&
+			   is(&t.ev[i], "path", "write");
+	check(smaller > 0, "and smaller large folios fill the range (%d)", smaller);
 	free(t.ev);
 	close(charge_fd);
 }
@@ -327,7 +344,6 @@ static void write_32m(void *arg)
  */
 static void test_swap_events(const char *large)
 {
-	const struct event *a[1024];
 	struct trace t;
 	long swapped;
 	bool ok = true;
@@ -335,20 +351,19 @@ static void test_swap_events(const char *large)
 
 	swap_fd = open_new(large, "t-swap");
 	trace_start();
-	check(run_in_memcg("12M", write_32m, NULL, &swapped) && swapped > 0,
+	bool wrote = run_in_memcg("12M", write_32m, NULL, &swapped);
+
+	check(wrote && swapped > 0,
 	      "32M of 64K folios written in a 12M memory cgroup went to swap (%ld KiB)",
 	      swapped / KB);
 	for (long o = 0; o < 32 * MB && ok; o += 64 * KB)
 		ok = has_pattern(swap_fd, o, 64 * KB, o, o);
 	t = trace_stop(ino_of(swap_fd));
 	check(ok, "and reads back");
-	n = pick(&t, "shmem_folio_split", a, 1024);
+	n = count(&t, "shmem_folio_split", "reason", "swapout");
 	check(n == 0, "no folio was split for swap-out: they went whole (%d splits)", n);
-	n = pick(&t, "shmem_alloc_folio", a, 1024);
-	int swapin = 0;
-	for (int i = 0; i < n; i++)
-		swapin += is(a[i], "path", "swapin");
-	check(swapin > 0, "reading it back swapped folios in (%d)", swapin);
+	n = count(&t, "shmem_alloc_folio", "path", "swapin");
+	check(n > 0, "reading it back swapped folios in (%d)", n);
 	free(t.ev);
 	close(swap_fd);
 }
@@ -365,7 +380,7 @@ static void test_default_mount_events(const char *plain, const char *huge)
 	t = trace_stop(ino_of(fd));
 	n = pick(&t, "shmem_alloc_folio", a, 8);
 	check(n == 2 && num(a[0], "order") == 0 && num(a[1], "order") == 0 &&
-	      is(a[0], "orders", "0") && is(a[0], "path", "write"),
+	      is(a[0], "orders", "0x0") && is(a[0], "path", "write"),
 	      "default mount: an 8K write gives two order-0 shmem_alloc_folio");
 	free(t.ev);
 	close(fd);
