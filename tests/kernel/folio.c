@@ -305,7 +305,8 @@ static void test_anon_mthp(void)
 	sysfs_write(ctl, "never");
 }
 
-static void test_mount_options(const char *dir)
+/* Last: it turns large_folios off on the mount. */
+void mount_option_tests(const char *dir)
 {
 	char line[512];
 	bool shown = false;
@@ -518,10 +519,4 @@ void folio_tests(const char *large, const char *plain, const char *huge,
 	random_ops_test(large, "large_folios", seed, ops);
 	random_ops_test(huge, "huge=always", seed, ops);
 	random_ops_test(plain, "default", seed, ops);
-}
-
-/* Last: it turns large_folios off on the mount. */
-void mount_option_tests(const char *large)
-{
-	test_mount_options(large);
 }
