@@ -10,7 +10,7 @@ CC ?= gcc
 CFLAGS ?= -O2 -g -Wall -Wextra
 VM := tools/vm/run
 
-.PHONY: all help deps kernel kernel-stock kernel-notrace bench kernel-deb tests test run shell check-series clean
+.PHONY: all help deps kernel kernel-stock kernel-notrace bench kernel-deb tools vmlinux-h tests test run shell check-series clean
 
 all: kernel tests
 
@@ -23,6 +23,8 @@ help:
 	@echo "make test        build everything, boot the patched kernel, run the tests"
 	@echo "make run         build everything, boot the patched kernel, show it at work"
 	@echo "make shell       a shell in the guest"
+	@echo "make tools       the BPF tools, in build/bin"
+	@echo "make vmlinux-h   regenerate include/vmlinux.h from the patched kernel"
 	@echo "make kernel-deb  Debian packages of the patched kernel, in build/debs"
 	@echo "make check-series  every patch applies, is checkpatch-clean, builds alone"
 
@@ -55,6 +57,36 @@ kernel-deb: kernel
 	mv $$(readlink -f $(BUILD)/kernel)/*.deb $(BUILD)/debs/
 	@ls $(BUILD)/debs
 
+# BPF object, its skeleton, the tools.  include/vmlinux.h is committed;
+# `make vmlinux-h` regenerates it from the patched kernel's BTF.
+BPF_CLANG ?= clang
+BPFTOOL ?= bpftool
+GEN := $(BUILD)/gen
+TOOLS := shmemtop shmemhist shmemtrace
+TOOL_CFLAGS := $(CFLAGS) -Iinclude -Itools/lib -I$(GEN)
+TOOL_LIBS := -lbpf -lelf -lz -ljson-c
+LIB_SRCS := tools/lib/snapshot.c tools/lib/tracer.c
+
+$(BUILD)/bpf/shmem.bpf.o: bpf/shmem.bpf.c include/shmem_stats.h include/vmlinux.h
+	@mkdir -p $(@D)
+	$(BPF_CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_x86 -Iinclude -c $< -o $@
+	llvm-strip -g $@
+
+$(GEN)/shmem.skel.h: $(BUILD)/bpf/shmem.bpf.o
+	@mkdir -p $(@D)
+	$(BPFTOOL) gen skeleton $< name shmem_bpf > $@
+
+$(BIN)/shmemtop: tools/shmemtop.c $(LIB_SRCS) tools/lib/shmemstat.h $(GEN)/shmem.skel.h | $(BIN)
+	$(CC) $(TOOL_CFLAGS) -o $@ $< $(LIB_SRCS) $(TOOL_LIBS) -lncurses
+
+$(BIN)/%: tools/%.c $(LIB_SRCS) tools/lib/shmemstat.h $(GEN)/shmem.skel.h | $(BIN)
+	$(CC) $(TOOL_CFLAGS) -o $@ $< $(LIB_SRCS) $(TOOL_LIBS)
+
+vmlinux-h: kernel
+	$(BPFTOOL) btf dump file $(BUILD)/kernel/vmlinux format c > include/vmlinux.h
+
+tools: $(addprefix $(BIN)/,$(TOOLS))
+
 KERNEL_TESTS := $(wildcard tests/kernel/*.c)
 $(BIN)/shmem_kernel_test: $(KERNEL_TESTS) tests/kernel/lib.h | $(BIN)
 	$(CC) $(CFLAGS) -o $@ $(KERNEL_TESTS)
@@ -62,7 +94,7 @@ $(BIN)/shmem_kernel_test: $(KERNEL_TESTS) tests/kernel/lib.h | $(BIN)
 $(BIN):
 	mkdir -p $@
 
-tests: $(BIN)/shmem_kernel_test
+tests: $(BIN)/shmem_kernel_test tools
 
 test: kernel tests
 	$(VM) --timeout 2400 --log $(BUILD)/test-console.log -- tests/guest/run-tests $(SEED)

@@ -1,0 +1,406 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * shmemhist: distributions of shmem/tmpfs folio activity per interval, in
+ * the libbpf-tools mould: folio orders (linear), fallbacks and splits by
+ * reason, block-uptodate transitions, bytes zeroed, the kernel's mTHP
+ * counters and log2 latency histograms.
+ */
+#include <argp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include "shmemstat.h"
+
+#define PROG "shmemhist"
+#define MTHP_DIR "/sys/kernel/mm/transparent_hugepage"
+
+static struct {
+	struct shmem_tracer_opts tracer;
+	const char *pinned;
+	long interval;		/* 0: one report at the end */
+	long count;		/* 0: until stopped */
+	bool timestamp, msecs;
+} env;
+
+const char *argp_program_version = "shmemhist 1.0";
+static const char doc[] =
+"Summarize shmem/tmpfs folio allocations, fallbacks, splits and latency.\n"
+"\n"
+"USAGE: shmemhist [OPTION...] [INTERVAL [COUNT]] [-- COMMAND [ARG...]]\n"
+"\n"
+"Without INTERVAL, reports once on Ctrl-C or when COMMAND exits.\n"
+"\n"
+"EXAMPLES:\n"
+"    shmemhist                 # trace until Ctrl-C, then report\n"
+"    shmemhist -T 1 10         # ten reports, 1 s apart, with timestamps\n"
+"    shmemhist -m -- fio job   # latency in milliseconds while fio runs\n"
+"    shmemhist --pinned /sys/fs/bpf/shmem   # read shmemtrace's maps\n";
+
+enum { OPT_PINNED = 1000 };
+
+static const struct argp_option options[] = {
+	{ "pid", 'p', "PID", 0, "Trace this process only", 0 },
+	{ "cgroup", 'c', "PATH", 0, "Trace this cgroup (v2 directory) only", 0 },
+	{ "timestamp", 'T', NULL, 0, "Print a timestamp with each report", 0 },
+	{ "milliseconds", 'm', NULL, 0, "Latency histograms in milliseconds", 0 },
+	{ "pinned", OPT_PINNED, "DIR", 0,
+	  "Read the maps pinned under DIR by shmemtrace", 0 },
+	{ "verbose", 'v', NULL, 0, "Show libbpf's messages", 0 },
+	{ NULL, 'h', NULL, OPTION_HIDDEN, "Show this help", 0 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	long v;
+
+	switch (key) {
+	case 'p':
+		if (shmem_parse_long(arg, 1, 4194304, &v))
+			argp_error(state, "invalid PID: %s", arg);
+		env.tracer.pid = v;
+		break;
+	case 'c':
+		env.tracer.cgroup = arg;
+		break;
+	case 'T':
+		env.timestamp = true;
+		break;
+	case 'm':
+		env.msecs = true;
+		break;
+	case OPT_PINNED:
+		env.pinned = arg;
+		break;
+	case 'v':
+		env.tracer.verbose = true;
+		break;
+	case 'h':
+		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
+		break;
+	case ARGP_KEY_ARG:
+		if (state->arg_num == 0) {
+			if (shmem_parse_long(arg, 1, 86400, &env.interval))
+				argp_error(state, "invalid interval: %s", arg);
+		} else if (state->arg_num == 1) {
+			if (shmem_parse_long(arg, 1, 1000000000, &env.count))
+				argp_error(state, "invalid count: %s", arg);
+		} else {
+			argp_error(state, "unexpected argument: %s (a command goes after --)",
+				   arg);
+		}
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static bool has(const struct shmem_snapshot *d, __u32 signals)
+{
+	return (d->info.signals & signals) == signals;
+}
+
+static void print_bar(__u64 n, __u64 max)
+{
+	const int width = 40;
+	int bar = max ? (int)(n * width / max) : 0;
+
+	printf("|%-*.*s|", width, bar, "****************************************");
+}
+
+static void print_orders(const struct shmem_snapshot *d)
+{
+	__u64 counts[SHMEM_NR_ORDERS], max = 0;
+	int first = -1, last = -1;
+	char size[16];
+
+	printf("Folio allocations by order:\n");
+	if (!has(d, SHMEM_SIG_ALLOCS)) {
+		printf("     (not observable on this kernel)\n");
+		return;
+	}
+	for (int o = 0; o < SHMEM_NR_ORDERS; o++) {
+		counts[o] = shmem_order_allocs(d, o);
+		if (!counts[o])
+			continue;
+		if (first < 0)
+			first = o;
+		last = o;
+		if (counts[o] > max)
+			max = counts[o];
+	}
+	if (last < 0) {
+		printf("     (no allocations)\n");
+		return;
+	}
+	printf("%10s %6s : %-10s %s\n", "order", "size", "count", "distribution");
+	for (int o = first; o <= last; o++) {
+		shmem_order_size(o, size, sizeof(size));
+		printf("%10d %6s : %-10llu ", o, size,
+		       (unsigned long long)counts[o]);
+		print_bar(counts[o], max);
+		printf("\n");
+	}
+	printf("\nAllocations by path%s:\n",
+	       has(d, SHMEM_SIG_PATHS) ? "" : " (inferred from the caller)");
+	for (unsigned int p = 0; p < SHMEM_STAT_NR_PATHS; p++) {
+		__u64 by_order[SHMEM_NR_ORDERS] = {};
+		bool any = false;
+
+		for (size_t i = 0; i < d->nr_allocs; i++) {
+			const struct shmem_alloc_entry *a = &d->allocs[i];
+
+			if (a->key.path == p && a->count &&
+			    a->key.order < SHMEM_NR_ORDERS) {
+				by_order[a->key.order] += a->count;
+				any = true;
+			}
+		}
+		if (!any)
+			continue;
+		printf("%10s :", shmem_path_name(p));
+		for (int o = 0; o < SHMEM_NR_ORDERS; o++) {
+			if (!by_order[o])
+				continue;
+			shmem_order_size(o, size, sizeof(size));
+			printf(" %s %llu", size, (unsigned long long)by_order[o]);
+		}
+		printf("\n");
+	}
+}
+
+static void print_fallbacks(const struct shmem_snapshot *d)
+{
+	char size[16];
+	bool any = false;
+
+	printf("\nFallbacks (order given up, by reason)%s:\n",
+	       has(d, SHMEM_SIG_FB_REASONS) ? "" :
+	       " (reasons inferred from errors: error = no memory or no charge)");
+	if (!has(d, SHMEM_SIG_FALLBACKS)) {
+		printf("     (not observable on this kernel)\n");
+		return;
+	}
+	for (int o = 0; o < SHMEM_NR_ORDERS; o++) {
+		for (int r = 0; r < SHMEM_STAT_NR_FALLBACKS; r++) {
+			if (!d->fallbacks[o][r])
+				continue;
+			if (!any)
+				printf("%10s %12s : %s\n", "size", "reason", "count");
+			any = true;
+			shmem_order_size(o, size, sizeof(size));
+			printf("%10s %12s : %llu\n", size, shmem_fallback_name(r),
+			       (unsigned long long)d->fallbacks[o][r]);
+		}
+	}
+	if (!any)
+		printf("     (no fallbacks)\n");
+}
+
+static void print_splits(const struct shmem_snapshot *d)
+{
+	char size[16];
+	bool any = false;
+
+	printf("\nSplits (order before, by reason):\n");
+	if (!has(d, SHMEM_SIG_SPLITS)) {
+		printf("     (not observable on this kernel)\n");
+		return;
+	}
+	for (int o = 0; o < SHMEM_NR_ORDERS; o++) {
+		for (int r = 0; r < SHMEM_STAT_NR_SPLITS; r++) {
+			const struct shmem_split_count *c = &d->splits[o][r];
+
+			if (!c->done && !c->failed)
+				continue;
+			if (!any)
+				printf("%10s %12s : %-10s %s\n", "size", "reason",
+				       "split", "failed");
+			any = true;
+			shmem_order_size(o, size, sizeof(size));
+			printf("%10s %12s : %-10llu %llu\n", size,
+			       shmem_split_name(r), (unsigned long long)c->done,
+			       (unsigned long long)c->failed);
+		}
+	}
+	if (!any)
+		printf("     (no splits)\n");
+}
+
+static void print_blocks(const struct shmem_snapshot *d)
+{
+	const struct shmem_blocks *b = &d->blocks;
+
+	printf("\nBlock uptodate state:\n");
+	if (!has(d, SHMEM_SIG_BLOCKS)) {
+		printf("     (not observable on this kernel)\n");
+	} else {
+		printf("%24s : %llu events, %llu blocks\n", "became uptodate",
+		       (unsigned long long)b->uptodate_events,
+		       (unsigned long long)b->uptodate_blocks);
+		printf("%24s : %llu events, %llu blocks\n", "cleared",
+		       (unsigned long long)b->clear_events,
+		       (unsigned long long)b->clear_blocks);
+		printf("%24s : %llu\n", "large folios now partial",
+		       (unsigned long long)b->became_partial);
+		printf("%24s : %llu\n", "partial folios completed",
+		       (unsigned long long)b->became_full);
+	}
+	printf("\nBytes zeroed:\n");
+	if (!has(d, SHMEM_SIG_ZERO)) {
+		printf("     (not observable on this kernel)\n");
+		return;
+	}
+	for (int z = 0; z < SHMEM_STAT_NR_ZEROS; z++)
+		printf("%24s : %llu\n", shmem_zero_name(z),
+		       (unsigned long long)b->zeroed[z]);
+}
+
+static void print_mthp(const struct shmem_snapshot *d)
+{
+	if (!d->nr_mthp)
+		return;
+	printf("\nKernel mTHP counters (sysfs):\n");
+	printf("%10s : %12s %12s %12s %12s %12s\n", "size", "shmem_alloc",
+	       "fallback", "fb_charge", "split", "split_failed");
+	for (size_t i = 0; i < d->nr_mthp; i++) {
+		const struct shmem_mthp *m = &d->mthp[i];
+		char size[16];
+
+		snprintf(size, sizeof(size), "%ukB", m->kb);
+		printf("%10s : %12llu %12llu %12llu %12llu %12llu\n", size,
+		       (unsigned long long)m->alloc,
+		       (unsigned long long)m->fallback,
+		       (unsigned long long)m->fallback_charge,
+		       (unsigned long long)m->split,
+		       (unsigned long long)m->split_failed);
+	}
+}
+
+static void print_latency(const struct shmem_snapshot *d)
+{
+	static const struct {
+		unsigned int hist;
+		__u32 signal;
+		const char *title;
+	} hists[] = {
+		{ SHMEM_HIST_ALLOC, SHMEM_SIG_LAT_ALLOC, "shmem folio allocation" },
+		{ SHMEM_HIST_WRITE, SHMEM_SIG_LAT_WRITE, "write(2) calls that allocated" },
+		{ SHMEM_HIST_FAULT, SHMEM_SIG_LAT_FAULT, "page faults that allocated" },
+		{ SHMEM_HIST_FALLOC, SHMEM_SIG_LAT_FALLOC, "fallocate(2) calls that allocated" },
+		{ SHMEM_HIST_UPTODATE, SHMEM_SIG_BLOCKS,
+		  "large folio: allocated -> fully uptodate" },
+	};
+
+	for (size_t i = 0; i < sizeof(hists) / sizeof(hists[0]); i++) {
+		printf("\nLatency, %s:\n", hists[i].title);
+		if (!has(d, hists[i].signal))
+			printf("     (not observable on this kernel)\n");
+		else
+			shmem_print_log2(stdout, &d->hists[hists[i].hist],
+					 env.msecs);
+	}
+}
+
+static void report(const struct shmem_snapshot *d)
+{
+	if (env.timestamp) {
+		char stamp[32];
+		time_t now = time(NULL);
+
+		strftime(stamp, sizeof(stamp), "%H:%M:%S", localtime(&now));
+		printf("%s\n", stamp);
+	}
+	print_orders(d);
+	print_fallbacks(d);
+	print_splits(d);
+	print_blocks(d);
+	print_mthp(d);
+	print_latency(d);
+	printf("\n");
+	fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct argp argp = { options, parse_arg, "[INTERVAL [COUNT]]",
+					  doc, NULL, NULL, NULL };
+	struct shmem_snapshot prev = {}, now, delta;
+	struct shmem_source src;
+	char missing[512];
+	char **cmd;
+	pid_t child = 0;
+	int status = 0, err = 0;
+	long reports = 0;
+	bool done = false;
+
+	cmd = shmem_split_command(&argc, argv);
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return 1;
+	if (env.pinned && (env.tracer.pid || env.tracer.cgroup)) {
+		fprintf(stderr, PROG ": --pid and --cgroup filter when loading; shmemtrace takes them\n");
+		return 1;
+	}
+	shmem_handle_signals();
+	if (shmem_source_open(&src, env.pinned, &env.tracer, PROG))
+		return 1;
+	if (shmem_info_read(src.maps, &prev.info)) {
+		fprintf(stderr, PROG ": cannot read the info map\n");
+		shmem_source_close(&src);
+		return 1;
+	}
+	prev.time = shmem_now();
+	shmem_mthp_read(MTHP_DIR, &prev);
+	shmem_missing_signals(prev.info.signals, missing, sizeof(missing));
+	if (*missing)
+		fprintf(stderr, PROG ": %s mode, missing on this kernel: %s\n",
+			prev.info.tracepoints ? "tracepoint" : "fallback", missing);
+	if (cmd) {
+		child = shmem_command_start(cmd, PROG);
+		if (child < 0) {
+			shmem_source_close(&src);
+			return 1;
+		}
+	} else if (!env.interval && !env.pinned) {
+		fprintf(stderr, "Tracing shmem folios... Hit Ctrl-C to end.\n");
+	}
+	while (!done) {
+		/* no interval: one report at Ctrl-C or when the command exits */
+		double wait = env.interval ? env.interval : 86400;
+
+		if (!env.pinned || env.interval)
+			if (shmem_wait(wait, child, -1, &status) == 1) {
+				done = true;
+				child = 0;
+			}
+		if (shmem_exiting || (env.pinned && !env.interval))
+			done = true;
+		if (shmem_snapshot_read(src.maps, MTHP_DIR, &now) ||
+		    shmem_snapshot_delta(&now, &prev, &delta)) {
+			fprintf(stderr, PROG ": cannot read the maps\n");
+			err = 1;
+			break;
+		}
+		report(&delta);
+		shmem_snapshot_free(&delta);
+		shmem_snapshot_free(&prev);
+		prev = now;
+		if (env.count && ++reports >= env.count)
+			break;
+	}
+	if (child > 0) {
+		kill(child, SIGTERM);
+		waitpid(child, &status, 0);
+	}
+	shmem_snapshot_free(&prev);
+	shmem_source_close(&src);
+	if (!err && cmd && WIFEXITED(status) && WEXITSTATUS(status)) {
+		fprintf(stderr, PROG ": %s exited with status %d\n", cmd[0],
+			WEXITSTATUS(status));
+		err = 1;
+	}
+	return err;
+}

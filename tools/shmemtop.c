@@ -1,0 +1,429 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * shmemtop: which files, processes and cgroups allocate shmem/tmpfs folios
+ * of which sizes, and how often they fall back, split, stay partly
+ * uptodate, and how long allocating takes.  Live (ncurses), batch text or
+ * one JSON object per interval.
+ */
+#include <argp.h>
+#include <curses.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include "shmemstat.h"
+
+#define PROG "shmemtop"
+#define MTHP_DIR "/sys/kernel/mm/transparent_hugepage"
+
+static struct {
+	struct shmem_tracer_opts tracer;
+	const char *pinned;
+	double interval;
+	long count;		/* 0: until stopped */
+	long max_rows;
+	enum shmem_sort sort;
+	enum shmem_row_kind view;
+	bool batch, json;
+} env = {
+	.interval = 1,
+	.max_rows = 20,
+	.sort = SHMEM_SORT_ALLOCS,
+};
+
+const char *argp_program_version = "shmemtop 1.0";
+static const char doc[] =
+"Show shmem/tmpfs folio allocations by file, process or cgroup.\n"
+"\n"
+"USAGE: shmemtop [OPTION...] [-- COMMAND [ARG...]]\n"
+"\n"
+"With a COMMAND, trace while it runs and stop when it exits.\n"
+"Keys in the live view: v cycles files, processes and cgroups; s cycles the\n"
+"sort key; q quits.\n"
+"\n"
+"EXAMPLES:\n"
+"    shmemtop                  # live view, 1 s refresh\n"
+"    shmemtop -b -n 5 -i 2     # five text reports, 2 s apart\n"
+"    shmemtop --json -- fallocate -l 8M /mnt/f   # JSON for one command\n"
+"    shmemtop --pinned /sys/fs/bpf/shmem -b -n 1  # read shmemtrace's maps\n";
+
+enum { OPT_PINNED = 1000, OPT_JSON };
+
+static const struct argp_option options[] = {
+	{ "batch", 'b', NULL, 0, "Print plain text reports, no live view", 0 },
+	{ "count", 'n', "COUNT", 0, "Stop after COUNT reports", 0 },
+	{ "interval", 'i', "SECONDS", 0, "Seconds between reports (default 1)", 0 },
+	{ "json", OPT_JSON, NULL, 0, "Print one JSON object per report", 0 },
+	{ "rows", 'r', "ROWS", 0, "Rows per report (default 20)", 0 },
+	{ "sort", 's', "KEY", 0,
+	  "Sort by allocs, large, fallbacks, splits, partial, latency or name", 0 },
+	{ "view", 'V', "VIEW", 0, "Rows per files, procs or cgroups", 0 },
+	{ "pid", 'p', "PID", 0, "Trace this process only", 0 },
+	{ "cgroup", 'c', "PATH", 0, "Trace this cgroup (v2 directory) only", 0 },
+	{ "pinned", OPT_PINNED, "DIR", 0,
+	  "Read the maps pinned under DIR by shmemtrace", 0 },
+	{ "verbose", 'v', NULL, 0, "Show libbpf's messages", 0 },
+	{ NULL, 'h', NULL, OPTION_HIDDEN, "Show this help", 0 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	long v;
+
+	switch (key) {
+	case 'b':
+		env.batch = true;
+		break;
+	case 'n':
+		if (shmem_parse_long(arg, 1, 1000000000, &env.count))
+			argp_error(state, "invalid count: %s", arg);
+		break;
+	case 'i': {
+		char *end;
+
+		env.interval = strtod(arg, &end);
+		if (end == arg || *end || !(env.interval >= 0.01) ||
+		    env.interval > 86400)
+			argp_error(state, "invalid interval: %s", arg);
+		break;
+	}
+	case OPT_JSON:
+		env.json = true;
+		break;
+	case 'r':
+		if (shmem_parse_long(arg, 1, 100000, &env.max_rows))
+			argp_error(state, "invalid rows: %s", arg);
+		break;
+	case 's':
+		if (shmem_sort_parse(arg, &env.sort))
+			argp_error(state, "invalid sort key: %s", arg);
+		break;
+	case 'V':
+		for (v = 0; v < SHMEM_NR_ROW_KINDS; v++)
+			if (!strcmp(arg, shmem_row_kind_name(v)))
+				break;
+		if (v == SHMEM_NR_ROW_KINDS)
+			argp_error(state, "invalid view: %s", arg);
+		env.view = v;
+		break;
+	case 'p':
+		if (shmem_parse_long(arg, 1, 4194304, &v))
+			argp_error(state, "invalid PID: %s", arg);
+		env.tracer.pid = v;
+		break;
+	case 'c':
+		env.tracer.cgroup = arg;
+		break;
+	case OPT_PINNED:
+		env.pinned = arg;
+		break;
+	case 'v':
+		env.tracer.verbose = true;
+		break;
+	case 'h':
+		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument: %s (a command goes after --)",
+			   arg);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+/* Order classes of the table's columns: 4K | 8K-32K | 64K-1M | 2M+ */
+static const struct {
+	const char *title;
+	unsigned int lo, hi;
+} classes[] = {
+	{ "4K", 0, 0 }, { "8-32K", 1, 3 }, { "64K-1M", 4, 8 },
+	{ "2M+", 9, SHMEM_NR_ORDERS - 1 },
+};
+#define NR_CLASSES (sizeof(classes) / sizeof(classes[0]))
+
+static __u64 class_allocs(const struct shmem_row *row, unsigned int c)
+{
+	__u64 n = 0;
+
+	for (unsigned int o = classes[c].lo; o <= classes[c].hi; o++)
+		n += row->allocs[o];
+	return n;
+}
+
+static const char *const id_titles[] = { "DEV:INO", "PID", "CGROUP-ID" };
+
+static void format_header(char *buf, size_t len)
+{
+	size_t used = snprintf(buf, len, "%-16s %-14s", "NAME",
+			       id_titles[env.view]);
+
+	for (unsigned int c = 0; c < NR_CLASSES && used < len; c++)
+		used += snprintf(buf + used, len - used, " %8s", classes[c].title);
+	if (used < len)
+		snprintf(buf + used, len - used, " %7s %6s %7s %10s %9s",
+			 "FALLBK", "SPLIT", "PARTIAL", "ZEROED", "ALLOC-us");
+}
+
+static void format_row(char *buf, size_t len, const struct shmem_row_entry *e)
+{
+	const struct shmem_row *row = &e->row;
+	char id[32];
+	size_t used;
+
+	if (env.view == SHMEM_ROWS_FILES) {
+		shmem_dev_name(e->dev, id, sizeof(id));
+		snprintf(id + strlen(id), sizeof(id) - strlen(id), ":%llu",
+			 (unsigned long long)e->id);
+	} else {
+		snprintf(id, sizeof(id), "%llu", (unsigned long long)e->id);
+	}
+	used = snprintf(buf, len, "%-16.16s %-14s", row->name, id);
+	for (unsigned int c = 0; c < NR_CLASSES && used < len; c++)
+		used += snprintf(buf + used, len - used, " %8llu",
+				 (unsigned long long)class_allocs(row, c));
+	if (used < len)
+		snprintf(buf + used, len - used, " %7llu %6llu %7llu %10llu %9.1f",
+			 (unsigned long long)row->fallbacks,
+			 (unsigned long long)row->splits,
+			 (unsigned long long)row->partial,
+			 (unsigned long long)row->zeroed,
+			 row->alloc_calls ?
+			 row->alloc_ns / 1e3 / row->alloc_calls : 0.0);
+}
+
+static bool row_shown(const struct shmem_row *row)
+{
+	return shmem_row_allocs(row) || row->fallbacks || row->splits ||
+	       row->partial || row->zeroed;
+}
+
+static void format_summary(char *buf, size_t len, const struct shmem_snapshot *d)
+{
+	size_t used = snprintf(buf, len, "allocs:");
+	char size[16];
+	__u64 fallbacks = 0, splits = 0;
+
+	for (unsigned int o = 0; o < SHMEM_NR_ORDERS && used < len; o++) {
+		__u64 n = shmem_order_allocs(d, o);
+
+		if (!n)
+			continue;
+		shmem_order_size(o, size, sizeof(size));
+		used += snprintf(buf + used, len - used, " %s %llu", size,
+				 (unsigned long long)n);
+	}
+	for (unsigned int o = 0; o < SHMEM_NR_ORDERS; o++) {
+		for (unsigned int r = 0; r < SHMEM_STAT_NR_FALLBACKS; r++)
+			fallbacks += d->fallbacks[o][r];
+		for (unsigned int r = 0; r < SHMEM_STAT_NR_SPLITS; r++)
+			splits += d->splits[o][r].done;
+	}
+	if (used < len)
+		snprintf(buf + used, len - used,
+			 " | fallbacks %llu | splits %llu | partial %llu",
+			 (unsigned long long)fallbacks,
+			 (unsigned long long)splits,
+			 (unsigned long long)d->blocks.became_partial);
+}
+
+static void print_text(const struct shmem_snapshot *d)
+{
+	char line[256];
+	char stamp[32];
+	time_t now = time(NULL);
+	long shown = 0;
+
+	strftime(stamp, sizeof(stamp), "%H:%M:%S", localtime(&now));
+	format_summary(line, sizeof(line), d);
+	printf("%s %s\n", stamp, line);
+	format_header(line, sizeof(line));
+	printf("%s\n", line);
+	for (size_t i = 0; i < d->nr_rows[env.view] && shown < env.max_rows; i++) {
+		if (!row_shown(&d->rows[env.view][i].row))
+			continue;
+		format_row(line, sizeof(line), &d->rows[env.view][i]);
+		printf("%s\n", line);
+		shown++;
+	}
+	printf("\n");
+	fflush(stdout);
+}
+
+static void print_json(const struct shmem_snapshot *d, double secs)
+{
+	json_object *o = shmem_snapshot_json(d, secs, env.max_rows);
+
+	json_object_object_add(o, "time", json_object_new_int64(time(NULL)));
+	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	fflush(stdout);
+	json_object_put(o);
+}
+
+static void draw(const struct shmem_snapshot *d, const char *missing)
+{
+	char line[256];
+	int y = 0, rows = LINES - 5;
+
+	erase();
+	mvprintw(y++, 0, "shmemtop - %s, sorted by %s, every %gs  (v: view, s: sort, q: quit)",
+		 shmem_row_kind_name(env.view), shmem_sort_name(env.sort),
+		 env.interval);
+	if (*missing)
+		mvprintw(y, 0, "missing on this kernel: %.*s", COLS - 24, missing);
+	y++;
+	format_summary(line, sizeof(line), d);
+	mvprintw(y++, 0, "%.*s", COLS, line);
+	y++;
+	format_header(line, sizeof(line));
+	attron(A_REVERSE);
+	mvprintw(y++, 0, "%-*.*s", COLS, COLS, line);
+	attroff(A_REVERSE);
+	for (size_t i = 0; i < d->nr_rows[env.view] && rows > 0; i++) {
+		if (!row_shown(&d->rows[env.view][i].row))
+			continue;
+		format_row(line, sizeof(line), &d->rows[env.view][i]);
+		mvprintw(y++, 0, "%.*s", COLS, line);
+		rows--;
+	}
+	refresh();
+}
+
+/* A key press: true to quit. */
+static bool handle_key(int ch)
+{
+	switch (ch) {
+	case 'q':
+	case 'Q':
+		return true;
+	case 'v':
+		env.view = (env.view + 1) % SHMEM_NR_ROW_KINDS;
+		break;
+	case 's':
+		env.sort = (env.sort + 1) % SHMEM_NR_SORTS;
+		break;
+	}
+	return false;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct argp argp = { options, parse_arg, NULL, doc, NULL, NULL, NULL };
+	/* the first report counts from the start: from empty maps */
+	struct shmem_snapshot prev = {}, now, delta = {};
+	struct shmem_source src;
+	char missing[512];
+	char **cmd;
+	pid_t child = 0;
+	int status = 0, err = 0;
+	bool live_view, done = false, have_delta = false;
+	long reports = 0;
+
+	cmd = shmem_split_command(&argc, argv);
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return 1;
+	live_view = !env.batch && !env.json;
+	if (live_view && !isatty(STDOUT_FILENO)) {
+		fprintf(stderr, PROG ": the live view needs a terminal: use -b or --json\n");
+		return 1;
+	}
+	if (env.pinned && (env.tracer.pid || env.tracer.cgroup)) {
+		fprintf(stderr, PROG ": --pid and --cgroup filter when loading; shmemtrace takes them\n");
+		return 1;
+	}
+	shmem_handle_signals();
+	if (shmem_source_open(&src, env.pinned, &env.tracer, PROG))
+		return 1;
+	if (shmem_info_read(src.maps, &prev.info)) {
+		fprintf(stderr, PROG ": cannot read the info map\n");
+		shmem_source_close(&src);
+		return 1;
+	}
+	prev.time = shmem_now();
+	shmem_mthp_read(MTHP_DIR, &prev);
+	shmem_missing_signals(prev.info.signals, missing, sizeof(missing));
+	if (*missing && !live_view)
+		fprintf(stderr, PROG ": %s mode, missing on this kernel: %s\n",
+			prev.info.tracepoints ? "tracepoint" : "fallback", missing);
+	if (cmd) {
+		child = shmem_command_start(cmd, PROG);
+		if (child < 0) {
+			shmem_source_close(&src);
+			return 1;
+		}
+	}
+	if (live_view) {
+		initscr();
+		cbreak();
+		noecho();
+		curs_set(0);
+		nodelay(stdscr, TRUE);
+	}
+	while (!done && !shmem_exiting) {
+		int ch;
+
+		if (shmem_wait(env.interval, child, live_view ? STDIN_FILENO : -1,
+			       &status) == 1) {
+			done = true;
+			child = 0;
+		}
+		if (live_view) {
+			bool quit = false, key = false;
+
+			while ((ch = getch()) != ERR) {
+				quit |= handle_key(ch);
+				key = true;
+			}
+			if (quit)
+				break;
+			if (key && !done && have_delta) {
+				/* redraw the last interval in the new view */
+				shmem_rows_sort(&delta, env.view, env.sort);
+				draw(&delta, missing);
+				continue;
+			}
+		}
+		shmem_snapshot_free(&delta);
+		if (shmem_snapshot_read(src.maps, MTHP_DIR, &now)) {
+			fprintf(stderr, PROG ": cannot read the maps\n");
+			err = 1;
+			break;
+		}
+		if (shmem_snapshot_delta(&now, &prev, &delta)) {
+			fprintf(stderr, PROG ": out of memory\n");
+			shmem_snapshot_free(&now);
+			err = 1;
+			break;
+		}
+		have_delta = true;
+		shmem_rows_sort(&delta, env.view, env.sort);
+		if (env.json)
+			print_json(&delta, now.time - prev.time);
+		else if (env.batch)
+			print_text(&delta);
+		else
+			draw(&delta, missing);
+		shmem_snapshot_free(&prev);
+		prev = now;
+		if (env.count && ++reports >= env.count)
+			break;
+	}
+	if (live_view)
+		endwin();
+	if (child > 0) {
+		kill(child, SIGTERM);
+		waitpid(child, &status, 0);
+	}
+	shmem_snapshot_free(&delta);
+	shmem_snapshot_free(&prev);
+	shmem_source_close(&src);
+	if (!err && cmd && WIFEXITED(status) && WEXITSTATUS(status)) {
+		fprintf(stderr, PROG ": %s exited with status %d\n", cmd[0],
+			WEXITSTATUS(status));
+		err = 1;
+	}
+	return err;
+}

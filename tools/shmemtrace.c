@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * shmemtrace: load and attach the shmem BPF programs and pin their maps
+ * and links, so tracing outlives this command and runs across a benchmark;
+ * read the results with shmemtop/shmemhist --pinned DIR or bpftool; stop
+ * removes them again.
+ */
+#include <argp.h>
+#include <string.h>
+#include "shmemstat.h"
+
+#define PROG "shmemtrace"
+
+static struct {
+	struct shmem_tracer_opts tracer;
+	const char *dir;
+	const char *command;
+} env = {
+	.dir = SHMEM_PIN_DEFAULT,
+};
+
+const char *argp_program_version = "shmemtrace 1.0";
+static const char doc[] =
+"Pin shmem folio tracing under a bpffs directory, report on it, remove it.\n"
+"\n"
+"USAGE: shmemtrace start|status|stop [OPTION...]\n"
+"\n"
+"  start   load, attach and pin maps and links under DIR\n"
+"  status  say what the pinned programs observe on this kernel\n"
+"  stop    unpin everything under DIR and remove it\n"
+"\n"
+"EXAMPLES:\n"
+"    shmemtrace start && ./benchmark && shmemhist --pinned " SHMEM_PIN_DEFAULT "\n"
+"    bpftool map dump pinned " SHMEM_PIN_DEFAULT "/files\n"
+"    shmemtrace stop\n";
+
+static const struct argp_option options[] = {
+	{ "dir", 'd', "DIR", 0, "bpffs directory (default " SHMEM_PIN_DEFAULT ")", 0 },
+	{ "pid", 'p', "PID", 0, "start: trace this process only", 0 },
+	{ "cgroup", 'c', "PATH", 0, "start: trace this cgroup (v2 directory) only", 0 },
+	{ "verbose", 'v', NULL, 0, "Show libbpf's messages", 0 },
+	{ NULL, 'h', NULL, OPTION_HIDDEN, "Show this help", 0 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	long v;
+
+	switch (key) {
+	case 'd':
+		env.dir = arg;
+		break;
+	case 'p':
+		if (shmem_parse_long(arg, 1, 4194304, &v))
+			argp_error(state, "invalid PID: %s", arg);
+		env.tracer.pid = v;
+		break;
+	case 'c':
+		env.tracer.cgroup = arg;
+		break;
+	case 'v':
+		env.tracer.verbose = true;
+		break;
+	case 'h':
+		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
+		break;
+	case ARGP_KEY_ARG:
+		if (state->arg_num)
+			argp_error(state, "unexpected argument: %s", arg);
+		if (strcmp(arg, "start") && strcmp(arg, "stop") &&
+		    strcmp(arg, "status"))
+			argp_error(state, "unknown command: %s", arg);
+		env.command = arg;
+		break;
+	case ARGP_KEY_END:
+		if (!env.command)
+			argp_error(state, "missing command: start, status or stop");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static int print_status(const struct shmem_info *info)
+{
+	char missing[512];
+
+	shmem_missing_signals(info->signals, missing, sizeof(missing));
+	printf("%s: %s mode under %s; missing on this kernel: %s\n", PROG,
+	       info->tracepoints ? "tracepoint" : "fallback", env.dir,
+	       *missing ? missing : "nothing");
+	return 0;
+}
+
+static int start(void)
+{
+	struct shmem_tracer t;
+	int err;
+
+	if (shmem_tracer_start(&t, &env.tracer, PROG))
+		return 1;
+	err = shmem_tracer_pin(&t, env.dir, PROG);
+	if (!err)
+		print_status(&t.info);
+	/* the pins keep the programs attached after we exit */
+	shmem_tracer_stop(&t);
+	return err ? 1 : 0;
+}
+
+static int status(void)
+{
+	struct shmem_maps maps;
+	struct shmem_info info;
+	int err;
+
+	if (shmem_maps_open_pinned(env.dir, &maps, PROG))
+		return 1;
+	err = shmem_info_read(&maps, &info);
+	if (err)
+		fprintf(stderr, PROG ": cannot read %s/info\n", env.dir);
+	else
+		print_status(&info);
+	shmem_maps_close(&maps);
+	return err ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct argp argp = { options, parse_arg,
+					  "start|status|stop", doc, NULL, NULL, NULL };
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return 1;
+	if (!strcmp(env.command, "start"))
+		return start();
+	if (!strcmp(env.command, "status"))
+		return status();
+	return shmem_unpin(env.dir, PROG) ? 1 : 0;
+}
