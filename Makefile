@@ -65,7 +65,7 @@ GEN := $(BUILD)/gen
 TOOLS := shmemtop shmemhist shmemtrace
 TOOL_CFLAGS := $(CFLAGS) -Iinclude -Itools/lib -I$(GEN)
 TOOL_LIBS := -lbpf -lelf -lz -ljson-c
-LIB_SRCS := tools/lib/snapshot.c tools/lib/tracer.c
+LIB_SRCS := tools/lib/snapshot.c tools/lib/tracer.c tools/lib/cli.c
 
 $(BUILD)/bpf/shmem.bpf.o: bpf/shmem.bpf.c include/shmem_stats.h include/vmlinux.h
 	@mkdir -p $(@D)
@@ -94,7 +94,10 @@ $(BIN)/shmem_kernel_test: $(KERNEL_TESTS) tests/kernel/lib.h | $(BIN)
 $(BIN):
 	mkdir -p $@
 
-tests: $(BIN)/shmem_kernel_test tools
+$(BIN)/shmem_unit_test: tests/unit/test_lib.c tests/kernel/lib.c tools/lib/snapshot.c tools/lib/cli.c tools/lib/shmemstat.h | $(BIN)
+	$(CC) $(TOOL_CFLAGS) -Itests/kernel -o $@ tests/unit/test_lib.c tests/kernel/lib.c tools/lib/snapshot.c tools/lib/cli.c $(TOOL_LIBS)
+
+tests: $(BIN)/shmem_kernel_test $(BIN)/shmem_unit_test tools
 
 test: kernel tests
 	$(VM) --timeout 2400 --log $(BUILD)/test-console.log -- tests/guest/run-tests $(SEED)

@@ -24,11 +24,8 @@ static struct {
 	bool timestamp, msecs;
 } env;
 
-const char *argp_program_version = "shmemhist 1.0";
 static const char doc[] =
 "Summarize shmem/tmpfs folio allocations, fallbacks, splits and latency.\n"
-"\n"
-"USAGE: shmemhist [OPTION...] [INTERVAL [COUNT]] [-- COMMAND [ARG...]]\n"
 "\n"
 "Without INTERVAL, reports once on Ctrl-C or when COMMAND exits.\n"
 "\n"
@@ -48,7 +45,7 @@ static const struct argp_option options[] = {
 	{ "pinned", OPT_PINNED, "DIR", 0,
 	  "Read the maps pinned under DIR by shmemtrace", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's messages", 0 },
-	{ NULL, 'h', NULL, OPTION_HIDDEN, "Show this help", 0 },
+	{ "help", 'h', NULL, 0, "Show this help", -1 },
 	{},
 };
 
@@ -59,7 +56,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case 'p':
 		if (shmem_parse_long(arg, 1, 4194304, &v))
-			argp_error(state, "invalid PID: %s", arg);
+			return shmem_arg_error(state, "invalid PID: %s", arg);
 		env.tracer.pid = v;
 		break;
 	case 'c':
@@ -77,23 +74,20 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'v':
 		env.tracer.verbose = true;
 		break;
-	case 'h':
-		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
-		break;
 	case ARGP_KEY_ARG:
 		if (state->arg_num == 0) {
 			if (shmem_parse_long(arg, 1, 86400, &env.interval))
-				argp_error(state, "invalid interval: %s", arg);
+				return shmem_arg_error(state, "invalid interval: %s", arg);
 		} else if (state->arg_num == 1) {
 			if (shmem_parse_long(arg, 1, 1000000000, &env.count))
-				argp_error(state, "invalid count: %s", arg);
+				return shmem_arg_error(state, "invalid count: %s", arg);
 		} else {
-			argp_error(state, "unexpected argument: %s (a command goes after --)",
+			return shmem_arg_error(state, "unexpected argument: %s (a command goes after --)",
 				   arg);
 		}
 		break;
 	default:
-		return ARGP_ERR_UNKNOWN;
+		return shmem_parse_common(key, state);
 	}
 	return 0;
 }
@@ -326,7 +320,7 @@ static void report(const struct shmem_snapshot *d)
 
 int main(int argc, char **argv)
 {
-	static const struct argp argp = { options, parse_arg, "[INTERVAL [COUNT]]",
+	static const struct argp argp = { options, parse_arg, "[INTERVAL [COUNT]] [-- COMMAND [ARG...]]",
 					  doc, NULL, NULL, NULL };
 	struct shmem_snapshot prev = {}, now, delta;
 	struct shmem_source src;
@@ -338,7 +332,7 @@ int main(int argc, char **argv)
 	bool done = false;
 
 	cmd = shmem_split_command(&argc, argv);
-	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+	if (shmem_parse_args(&argp, argc, argv))
 		return 1;
 	if (env.pinned && (env.tracer.pid || env.tracer.cgroup)) {
 		fprintf(stderr, PROG ": --pid and --cgroup filter when loading; shmemtrace takes them\n");

@@ -32,11 +32,8 @@ static struct {
 	.sort = SHMEM_SORT_ALLOCS,
 };
 
-const char *argp_program_version = "shmemtop 1.0";
 static const char doc[] =
 "Show shmem/tmpfs folio allocations by file, process or cgroup.\n"
-"\n"
-"USAGE: shmemtop [OPTION...] [-- COMMAND [ARG...]]\n"
 "\n"
 "With a COMMAND, trace while it runs and stop when it exits.\n"
 "Keys in the live view: v cycles files, processes and cgroups; s cycles the\n"
@@ -64,7 +61,7 @@ static const struct argp_option options[] = {
 	{ "pinned", OPT_PINNED, "DIR", 0,
 	  "Read the maps pinned under DIR by shmemtrace", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's messages", 0 },
-	{ NULL, 'h', NULL, OPTION_HIDDEN, "Show this help", 0 },
+	{ "help", 'h', NULL, 0, "Show this help", -1 },
 	{},
 };
 
@@ -78,7 +75,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case 'n':
 		if (shmem_parse_long(arg, 1, 1000000000, &env.count))
-			argp_error(state, "invalid count: %s", arg);
+			return shmem_arg_error(state, "invalid count: %s", arg);
 		break;
 	case 'i': {
 		char *end;
@@ -86,7 +83,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.interval = strtod(arg, &end);
 		if (end == arg || *end || !(env.interval >= 0.01) ||
 		    env.interval > 86400)
-			argp_error(state, "invalid interval: %s", arg);
+			return shmem_arg_error(state, "invalid interval: %s", arg);
 		break;
 	}
 	case OPT_JSON:
@@ -94,23 +91,23 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case 'r':
 		if (shmem_parse_long(arg, 1, 100000, &env.max_rows))
-			argp_error(state, "invalid rows: %s", arg);
+			return shmem_arg_error(state, "invalid rows: %s", arg);
 		break;
 	case 's':
 		if (shmem_sort_parse(arg, &env.sort))
-			argp_error(state, "invalid sort key: %s", arg);
+			return shmem_arg_error(state, "invalid sort key: %s", arg);
 		break;
 	case 'V':
 		for (v = 0; v < SHMEM_NR_ROW_KINDS; v++)
 			if (!strcmp(arg, shmem_row_kind_name(v)))
 				break;
 		if (v == SHMEM_NR_ROW_KINDS)
-			argp_error(state, "invalid view: %s", arg);
+			return shmem_arg_error(state, "invalid view: %s", arg);
 		env.view = v;
 		break;
 	case 'p':
 		if (shmem_parse_long(arg, 1, 4194304, &v))
-			argp_error(state, "invalid PID: %s", arg);
+			return shmem_arg_error(state, "invalid PID: %s", arg);
 		env.tracer.pid = v;
 		break;
 	case 'c':
@@ -122,15 +119,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'v':
 		env.tracer.verbose = true;
 		break;
-	case 'h':
-		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
-		break;
 	case ARGP_KEY_ARG:
-		argp_error(state, "unexpected argument: %s (a command goes after --)",
+		return shmem_arg_error(state, "unexpected argument: %s (a command goes after --)",
 			   arg);
 		break;
 	default:
-		return ARGP_ERR_UNKNOWN;
+		return shmem_parse_common(key, state);
 	}
 	return 0;
 }
@@ -311,7 +305,8 @@ static bool handle_key(int ch)
 
 int main(int argc, char **argv)
 {
-	static const struct argp argp = { options, parse_arg, NULL, doc, NULL, NULL, NULL };
+	static const struct argp argp = { options, parse_arg,
+					  "[-- COMMAND [ARG...]]", doc, NULL, NULL, NULL };
 	/* the first report counts from the start: from empty maps */
 	struct shmem_snapshot prev = {}, now, delta = {};
 	struct shmem_source src;
@@ -323,7 +318,7 @@ int main(int argc, char **argv)
 	long reports = 0;
 
 	cmd = shmem_split_command(&argc, argv);
-	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+	if (shmem_parse_args(&argp, argc, argv))
 		return 1;
 	live_view = !env.batch && !env.json;
 	if (live_view && !isatty(STDOUT_FILENO)) {

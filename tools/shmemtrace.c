@@ -19,11 +19,8 @@ static struct {
 	.dir = SHMEM_PIN_DEFAULT,
 };
 
-const char *argp_program_version = "shmemtrace 1.0";
 static const char doc[] =
 "Pin shmem folio tracing under a bpffs directory, report on it, remove it.\n"
-"\n"
-"USAGE: shmemtrace start|status|stop [OPTION...]\n"
 "\n"
 "  start   load, attach and pin maps and links under DIR\n"
 "  status  say what the pinned programs observe on this kernel\n"
@@ -39,7 +36,7 @@ static const struct argp_option options[] = {
 	{ "pid", 'p', "PID", 0, "start: trace this process only", 0 },
 	{ "cgroup", 'c', "PATH", 0, "start: trace this cgroup (v2 directory) only", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's messages", 0 },
-	{ NULL, 'h', NULL, OPTION_HIDDEN, "Show this help", 0 },
+	{ "help", 'h', NULL, 0, "Show this help", -1 },
 	{},
 };
 
@@ -53,7 +50,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case 'p':
 		if (shmem_parse_long(arg, 1, 4194304, &v))
-			argp_error(state, "invalid PID: %s", arg);
+			return shmem_arg_error(state, "invalid PID: %s", arg);
 		env.tracer.pid = v;
 		break;
 	case 'c':
@@ -62,23 +59,20 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'v':
 		env.tracer.verbose = true;
 		break;
-	case 'h':
-		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
-		break;
 	case ARGP_KEY_ARG:
 		if (state->arg_num)
-			argp_error(state, "unexpected argument: %s", arg);
+			return shmem_arg_error(state, "unexpected argument: %s", arg);
 		if (strcmp(arg, "start") && strcmp(arg, "stop") &&
 		    strcmp(arg, "status"))
-			argp_error(state, "unknown command: %s", arg);
+			return shmem_arg_error(state, "unknown command: %s", arg);
 		env.command = arg;
 		break;
 	case ARGP_KEY_END:
 		if (!env.command)
-			argp_error(state, "missing command: start, status or stop");
+			return shmem_arg_error(state, "missing command: start, status or stop");
 		break;
 	default:
-		return ARGP_ERR_UNKNOWN;
+		return shmem_parse_common(key, state);
 	}
 	return 0;
 }
@@ -131,7 +125,7 @@ int main(int argc, char **argv)
 	static const struct argp argp = { options, parse_arg,
 					  "start|status|stop", doc, NULL, NULL, NULL };
 
-	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+	if (shmem_parse_args(&argp, argc, argv))
 		return 1;
 	if (!strcmp(env.command, "start"))
 		return start();

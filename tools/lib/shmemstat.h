@@ -7,6 +7,7 @@
 #ifndef SHMEMSTAT_H
 #define SHMEMSTAT_H
 
+#include <argp.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -164,6 +165,13 @@ struct shmem_source {
 int shmem_source_open(struct shmem_source *src, const char *pinned_dir,
 		      const struct shmem_tracer_opts *opts, const char *prog);
 void shmem_source_close(struct shmem_source *src);
+
+/* Command line (cli.c): errors are one line naming the problem. */
+int shmem_arg_error(struct argp_state *state, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Call from a parser's default case: -h/--help and unknown options. */
+error_t shmem_parse_common(int key, struct argp_state *state);
+int shmem_parse_args(const struct argp *argp, int argc, char **argv);
 
 /*
  * Split argv at "--": what follows is a command the tool runs once it

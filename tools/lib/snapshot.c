@@ -743,7 +743,7 @@ void shmem_print_log2(FILE *out, const struct shmem_hist *ns, bool ms)
 	struct shmem_hist folded;
 	const struct shmem_hist *h = ns;
 	__u64 max = 0;
-	int last = -1;
+	int first = -1, last = -1;
 
 	if (ms) {
 		hist_to_ms(ns, &folded);
@@ -751,6 +751,8 @@ void shmem_print_log2(FILE *out, const struct shmem_hist *ns, bool ms)
 	}
 	for (int i = 0; i < SHMEM_HIST_SLOTS; i++) {
 		if (h->slots[i]) {
+			if (first < 0)
+				first = i;
 			last = i;
 			if (h->slots[i] > max)
 				max = h->slots[i];
@@ -762,7 +764,7 @@ void shmem_print_log2(FILE *out, const struct shmem_hist *ns, bool ms)
 	}
 	fprintf(out, "%24s : %-10s %s\n", ms ? "msecs" : "nsecs", "count",
 		"distribution");
-	for (int i = 0; i <= last; i++) {
+	for (int i = first; i <= last; i++) {
 		unsigned long long lo = i ? (1ULL << (i - 1)) + 1 : 0;
 		int bar = (int)(h->slots[i] * width / max);
 		char range[48];

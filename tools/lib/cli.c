@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Command-line plumbing shared by the tools: one-line argument errors, a
+ * workload command run while tracing, waiting for the next report.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "shmemstat.h"
+
+/* argp calls ARGP_KEY_ERROR after any error: report only the first */
+static bool arg_error_reported;
+
+int shmem_arg_error(struct argp_state *state, const char *fmt, ...)
+{
+	va_list ap;
+
+	arg_error_reported = true;
+	fprintf(stderr, "%s: ", state->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	return EINVAL;
+}
+
+error_t shmem_parse_common(int key, struct argp_state *state)
+{
+	if (key == 'h') {
+		argp_help(state->root_argp, stdout, ARGP_HELP_STD_HELP,
+			  state->name);
+		exit(0);
+	}
+	if (key == ARGP_KEY_ERROR && !arg_error_reported && state->next > 0 &&
+	    state->next <= state->argc)
+		return shmem_arg_error(state, "bad option %s (unknown, or missing its value; see --help)",
+				       state->argv[state->next - 1]);
+	return ARGP_ERR_UNKNOWN;
+}
+
+int shmem_parse_args(const struct argp *argp, int argc, char **argv)
+{
+	/*
+	 * ARGP_NO_ERRS: our errors are one line, without argp's hint; it
+	 * would silence argp's own --help too, so the tools bring theirs.
+	 */
+	return argp_parse(argp, argc, argv, ARGP_NO_ERRS | ARGP_NO_HELP,
+			  NULL, NULL) ? -1 : 0;
+}
+
+char **shmem_split_command(int *argc, char **argv)
+{
+	for (int i = 1; i < *argc; i++) {
+		if (strcmp(argv[i], "--"))
+			continue;
+		argv[i] = NULL;
+		*argc = i;
+		return argv[i + 1] ? &argv[i + 1] : NULL;
+	}
+	return NULL;
+}
+
+volatile int shmem_exiting;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	shmem_exiting = 1;
+}
+
+static void on_child(int sig)
+{
+	(void)sig;
+}
+
+/* SIGCHLD stays blocked except inside shmem_wait()'s ppoll(). */
+void shmem_handle_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigset_t chld;
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = on_child;
+	sigaction(SIGCHLD, &sa, NULL);
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, NULL);
+}
+
+pid_t shmem_command_start(char **cmd, const char *prog)
+{
+	int pipefd[2], child_errno;
+	pid_t pid;
+	ssize_t n;
+
+	if (pipe2(pipefd, O_CLOEXEC)) {
+		fprintf(stderr, "%s: pipe: %s\n", prog, strerror(errno));
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "%s: fork: %s\n", prog, strerror(errno));
+		return -1;
+	}
+	if (!pid) {
+		sigset_t none;
+
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		close(pipefd[0]);
+		execvp(cmd[0], cmd);
+		child_errno = errno;
+		if (write(pipefd[1], &child_errno, sizeof(child_errno)) < 0)
+			_exit(126);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	n = read(pipefd[0], &child_errno, sizeof(child_errno));
+	close(pipefd[0]);
+	if (n == sizeof(child_errno)) {
+		fprintf(stderr, "%s: cannot run %s: %s\n", prog, cmd[0],
+			strerror(child_errno));
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	return pid;
+}
+
+int shmem_wait(double secs, pid_t child, int fd, int *status)
+{
+	struct timespec end, now, left;
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	sigset_t none;
+
+	sigemptyset(&none);
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += (time_t)secs;
+	end.tv_nsec += (long)((secs - (time_t)secs) * 1e9);
+	if (end.tv_nsec >= 1000000000) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000;
+	}
+	while (!shmem_exiting) {
+		if (child > 0 && waitpid(child, status, WNOHANG) == child)
+			return 1;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		left.tv_sec = end.tv_sec - now.tv_sec;
+		left.tv_nsec = end.tv_nsec - now.tv_nsec;
+		if (left.tv_nsec < 0) {
+			left.tv_sec--;
+			left.tv_nsec += 1000000000;
+		}
+		if (left.tv_sec < 0)
+			return 0;
+		if (ppoll(&pfd, fd >= 0, &left, &none) > 0)
+			return 0;
+	}
+	return 0;
+}
