@@ -329,7 +329,7 @@ int main(int argc, char **argv)
 	pid_t child = 0;
 	int status = 0, err = 0;
 	long reports = 0;
-	bool done = false;
+	bool done = false, exited = false;
 
 	cmd = shmem_split_command(&argc, argv);
 	if (shmem_parse_args(&argp, argc, argv))
@@ -367,7 +367,7 @@ int main(int argc, char **argv)
 
 		if (!env.pinned || env.interval)
 			if (shmem_wait(wait, child, -1, &status) == 1) {
-				done = true;
+				done = exited = true;
 				child = 0;
 			}
 		if (shmem_exiting || (env.pinned && !env.interval))
@@ -391,10 +391,8 @@ int main(int argc, char **argv)
 	}
 	shmem_snapshot_free(&prev);
 	shmem_source_close(&src);
-	if (!err && cmd && WIFEXITED(status) && WEXITSTATUS(status)) {
-		fprintf(stderr, PROG ": %s exited with status %d\n", cmd[0],
-			WEXITSTATUS(status));
-		err = 1;
-	}
+	/* a command we stopped early did not fail */
+	if (!err && exited)
+		err = shmem_command_failed(status, cmd[0], PROG);
 	return err;
 }

@@ -415,10 +415,8 @@ int main(int argc, char **argv)
 	shmem_snapshot_free(&delta);
 	shmem_snapshot_free(&prev);
 	shmem_source_close(&src);
-	if (!err && cmd && WIFEXITED(status) && WEXITSTATUS(status)) {
-		fprintf(stderr, PROG ": %s exited with status %d\n", cmd[0],
-			WEXITSTATUS(status));
-		err = 1;
-	}
+	/* a command we stopped early did not fail */
+	if (!err && done)
+		err = shmem_command_failed(status, cmd[0], PROG);
 	return err;
 }

@@ -135,6 +135,19 @@ pid_t shmem_command_start(char **cmd, const char *prog)
 	return pid;
 }
 
+int shmem_command_failed(int status, const char *cmd, const char *prog)
+{
+	if (WIFEXITED(status) && !WEXITSTATUS(status))
+		return 0;
+	if (WIFSIGNALED(status))
+		fprintf(stderr, "%s: %s was killed by signal %d\n", prog, cmd,
+			WTERMSIG(status));
+	else
+		fprintf(stderr, "%s: %s exited with status %d\n", prog, cmd,
+			WEXITSTATUS(status));
+	return 1;
+}
+
 int shmem_wait(double secs, pid_t child, int fd, int *status)
 {
 	struct timespec end, now, left;

@@ -180,6 +180,8 @@ int shmem_parse_args(const struct argp *argp, int argc, char **argv);
 char **shmem_split_command(int *argc, char **argv);
 /* Start @cmd; -1 with a one-line error if it cannot. */
 pid_t shmem_command_start(char **cmd, const char *prog);
+/* 1 with a one-line message if the command's wait @status is a failure */
+int shmem_command_failed(int status, const char *cmd, const char *prog);
 /*
  * Wait until @secs pass, the command exits, or a signal (or, with @fd >= 0,
  * input on @fd) arrives.  Returns 1 when the command has exited.

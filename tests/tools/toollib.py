@@ -1,0 +1,86 @@
+"""Helpers of the guest tool tests: TAP output, running the tools."""
+import json
+import os
+import re
+import subprocess
+import time
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BIN = TOP + "/build/bin"
+TIMEOUT = 300
+
+
+class TAP:
+    def __init__(self):
+        self.passed = self.failed = 0
+
+    def check(self, cond, msg):
+        self.passed += bool(cond)
+        self.failed += not cond
+        print("%s %d - %s" % ("ok" if cond else "not ok",
+                              self.passed + self.failed, msg), flush=True)
+        return cond
+
+    def done(self):
+        print("%d passed, %d failed" % (self.passed, self.failed), flush=True)
+        raise SystemExit(1 if self.failed else 0)
+
+
+def run(args, check=False, **kw):
+    """Run a command; a hang is a failure, not a stuck test run."""
+    try:
+        res = subprocess.run(args, capture_output=True, text=True,
+                             timeout=TIMEOUT, **kw)
+    except subprocess.TimeoutExpired as e:
+        res = subprocess.CompletedProcess(args, 124, e.stdout or "",
+                                          "timed out after %d s\n" % TIMEOUT)
+    if check and res.returncode:
+        raise SystemExit("Bail out! %s: %s" % (" ".join(args), res.stderr))
+    return res
+
+
+def sh(cmd):
+    return run(["sh", "-c", cmd], check=True)
+
+
+def mount_tmpfs(path, opts):
+    os.makedirs(path, exist_ok=True)
+    sh("mount -t tmpfs -o %s tools-test %s" % (opts, path))
+    return path
+
+
+def shmemtop_json(cmd, options=()):
+    """shmemtop traces while @cmd runs; the long interval makes the report
+    at the command's exit the only one."""
+    res = run([BIN + "/shmemtop", "--json", "-i", "3600", *options, "--", *cmd])
+    reports = []
+    for line in res.stdout.splitlines():
+        try:
+            reports.append(json.loads(line))
+        except ValueError:
+            pass
+    return res, reports
+
+
+def our_programs(loaded=False):
+    """The object's program names; with @loaded, those still loaded.
+
+    The kernel frees a detached tracing program asynchronously (deferred
+    work, then an RCU grace period), so @loaded waits up to 20 s for them
+    to go and returns what is left then."""
+    with open(TOP + "/bpf/shmem.bpf.c") as f:
+        names = re.findall(r"^int BPF_PROG\((\w+)", f.read(), re.M)
+    if not loaded:
+        return names
+    deadline = time.monotonic() + 20
+    while True:
+        res = run(["bpftool", "-j", "prog", "show"], check=True)
+        left = [p["name"] for p in json.loads(res.stdout)
+                if p.get("name") in names]
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.1)
+
+
+def bpffs_leftovers(expected=()):
+    return [n for n in os.listdir("/sys/fs/bpf") if n not in expected]
