@@ -85,7 +85,7 @@ $(BIN)/%: tools/%.c $(LIB_SRCS) tools/lib/shmemstat.h $(GEN)/shmem.skel.h | $(BI
 vmlinux-h: kernel
 	$(BPFTOOL) btf dump file $(BUILD)/kernel/vmlinux format c > include/vmlinux.h
 
-tools: $(addprefix $(BIN)/,$(TOOLS))
+tools: deps $(addprefix $(BIN)/,$(TOOLS))
 
 KERNEL_TESTS := $(wildcard tests/kernel/*.c)
 $(BIN)/shmem_kernel_test: $(KERNEL_TESTS) tests/kernel/lib.h | $(BIN)
@@ -99,8 +99,8 @@ $(BIN)/shmem_unit_test: tests/unit/test_lib.c tests/kernel/lib.c tools/lib/snaps
 
 tests: $(BIN)/shmem_kernel_test $(BIN)/shmem_unit_test tools
 
-test: kernel tests
-	$(VM) --timeout 2400 --log $(BUILD)/test-console.log -- tests/guest/run-tests $(SEED)
+test: kernel kernel-stock tests
+	tests/run $(SEED)
 
 run: kernel tests
 	$(VM) --timeout 1200 --log $(BUILD)/run-console.log -- tools/demo
