@@ -375,7 +375,8 @@ int main(int argc, char **argv)
 			if (quit)
 				break;
 			if (key && !done && have_delta) {
-				/* redraw the last interval in the new view */
+				/* repaint the last interval in the new view */
+				clear();
 				shmem_rows_sort(&delta, env.view, env.sort);
 				draw(&delta, missing);
 				continue;
