@@ -47,8 +47,9 @@ kernel-notrace: deps
 $(BIN)/shmem_loop: tools/bench/shmem_loop.c | $(BIN)
 	$(CC) $(CFLAGS) -o $@ $<
 
-bench: kernel kernel-notrace $(BIN)/shmem_loop
+bench: kernel kernel-notrace $(BIN)/shmem_loop tools
 	tools/bench/tracepoints
+	tools/bench/tracing
 
 kernel-deb: kernel
 	@mkdir -p $(BUILD)/debs

@@ -111,20 +111,25 @@ struct {
 	__type(value, __u64);
 } born SEC(".maps");
 
-/* The shmem operations a thread is in, to time those that allocate. */
+/*
+ * Per thread: the timed shmem operations it is in, and the allocation time
+ * not yet attributed to a file, process and cgroup.  Task storage, so the
+ * hot path neither inserts nor deletes map entries.
+ */
 enum timed_op { TIMED_WRITE, TIMED_FAULT, TIMED_FALLOC, NR_TIMED };
 
 struct thread_ops {
 	__u64 start[NR_TIMED];
 	__u64 alloc_start;
+	__u64 pending_ns;	/* allocation time since the last count */
+	__u32 pending_calls;
 	__u32 allocated;	/* bit per op: it allocated a folio */
-	__u32 pad;
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 8192);
-	__type(key, __u32);		/* tid */
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct thread_ops);
 } threads SEC(".maps");
 
@@ -203,8 +208,8 @@ static void rows_get(struct inode *inode, struct rows *r)
 	__u64 cgid = bpf_get_current_cgroup_id();
 	bool created;
 
-	fkey.dev = BPF_CORE_READ(inode, i_sb, s_dev);
-	fkey.ino = BPF_CORE_READ(inode, i_ino);
+	fkey.dev = inode->i_sb->s_dev;
+	fkey.ino = inode->i_ino;
 	r->file = row_get(&files, &fkey, &created);
 	if (r->file && created)
 		inode_name(inode, r->file->name);
@@ -231,20 +236,19 @@ static void rows_get(struct inode *inode, struct rows *r)
 		__sync_fetch_and_add(&(r)->cgroup->field, n);		\
 } while (0)
 
-static struct thread_ops *thread_ops(void)
+static struct thread_ops *thread_ops(__u64 flags)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-
-	return bpf_map_lookup_elem(&threads, &tid);
+	return bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
+				    flags);
 }
 
 static __u32 folio_order(struct folio *folio)
 {
 	unsigned long head = 1UL << bpf_core_enum_value(enum pageflags, PG_head);
 
-	if (!(BPF_CORE_READ(folio, flags) & head))
+	if (!(folio->flags & head))
 		return 0;
-	return BPF_CORE_READ(folio, _flags_1) & 0xff;
+	return folio->_flags_1 & 0xff;
 }
 
 /* Count a folio allocation and mark the operations it happened in. */
@@ -258,7 +262,7 @@ static void count_alloc(struct inode *inode, __u32 order, __u32 path,
 
 	if (order >= SHMEM_NR_ORDERS)
 		order = SHMEM_NR_ORDERS - 1;
-	key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	key.dev = inode->i_sb->s_dev;
 	key.order = order;
 	key.path = path < SHMEM_STAT_NR_PATHS ? path : SHMEM_STAT_PATH_OTHER;
 	count = bpf_map_lookup_elem(&allocs, &key);
@@ -272,10 +276,15 @@ static void count_alloc(struct inode *inode, __u32 order, __u32 path,
 	barrier_var(order);
 	rows_add(&r, allocs[order & (SHMEM_NR_ORDERS - 1)], 1);
 
-	ops = thread_ops();
+	ops = thread_ops(0);
 	if (ops) {
 		__u32 bits = 0;
 
+		/* the time of this allocation and of the attempts before it */
+		rows_add(&r, alloc_ns, ops->pending_ns);
+		rows_add(&r, alloc_calls, ops->pending_calls);
+		ops->pending_ns = 0;
+		ops->pending_calls = 0;
 		for (int op = 0; op < NR_TIMED; op++)
 			if (ops->start[op])
 				bits |= 1 << op;
@@ -286,7 +295,7 @@ static void count_alloc(struct inode *inode, __u32 order, __u32 path,
 		struct folio_key fk = { .dev = key.dev, .index = index };
 		__u64 now = bpf_ktime_get_ns();
 
-		fk.ino = BPF_CORE_READ(inode, i_ino);
+		fk.ino = inode->i_ino;
 		bpf_map_update_elem(&born, &fk, &now, BPF_ANY);
 	}
 }
@@ -316,7 +325,7 @@ int BPF_PROG(alloc_folio, struct inode *inode, struct folio *folio,
 {
 	if (!skip_task())
 		count_alloc(inode, folio_order(folio), path,
-			    BPF_CORE_READ(folio, index));
+			    folio->index);
 	return 0;
 }
 
@@ -355,9 +364,9 @@ static void count_blocks(struct inode *inode, struct folio *folio,
 	}
 	if (nr_uptodate == total) {
 		struct folio_key fk = {
-			.dev = BPF_CORE_READ(inode, i_sb, s_dev),
-			.ino = BPF_CORE_READ(inode, i_ino),
-			.index = BPF_CORE_READ(folio, index),
+			.dev = inode->i_sb->s_dev,
+			.ino = inode->i_ino,
+			.index = folio->index,
 		};
 		__u64 *born_ns = bpf_map_lookup_elem(&born, &fk);
 
@@ -440,28 +449,6 @@ int BPF_PROG(folio_split, struct inode *inode, struct folio *folio,
 
 /* Timing of allocations, and the fallback mode's counting. */
 
-static struct thread_ops *thread_ops_get(void)
-{
-	static const struct thread_ops empty;
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct thread_ops *ops = bpf_map_lookup_elem(&threads, &tid);
-
-	if (ops)
-		return ops;
-	bpf_map_update_elem(&threads, &tid, &empty, BPF_NOEXIST);
-	return bpf_map_lookup_elem(&threads, &tid);
-}
-
-/* Drop a thread's entry once it is in no timed operation. */
-static void thread_ops_put(struct thread_ops *ops)
-{
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-
-	if (!ops->alloc_start && !ops->start[TIMED_WRITE] &&
-	    !ops->start[TIMED_FAULT] && !ops->start[TIMED_FALLOC])
-		bpf_map_delete_elem(&threads, &tid);
-}
-
 SEC("fentry/shmem_alloc_and_add_folio")
 int BPF_PROG(alloc_enter)
 {
@@ -469,7 +456,7 @@ int BPF_PROG(alloc_enter)
 
 	if (skip_task())
 		return 0;
-	ops = thread_ops_get();
+	ops = thread_ops(BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (ops)
 		ops->alloc_start = bpf_ktime_get_ns();
 	return 0;
@@ -510,35 +497,30 @@ static __u32 fallback_reason_of(long err)
 
 SEC("fexit/shmem_alloc_and_add_folio")
 int BPF_PROG(alloc_exit, struct vm_fault *vmf, gfp_t gfp, struct inode *inode,
-	     unsigned long index, struct mm_struct *fault_mm, unsigned long orders,
-	     struct folio *ret)
+	     unsigned long index, struct mm_struct *fault_mm,
+	     unsigned long orders, struct folio *ret)
 {
-	struct thread_ops *ops = thread_ops();
+	struct thread_ops *ops = thread_ops(0);
+	long err = (long)ret;
 	__u64 ns;
-	struct rows r;
 
 	if (!ops || !ops->alloc_start)
 		return 0;
 	ns = bpf_ktime_get_ns() - ops->alloc_start;
 	ops->alloc_start = 0;
 	hist_add(SHMEM_HIST_ALLOC, ns);
-	rows_get(inode, &r);
-	rows_add(&r, alloc_ns, ns);
-	rows_add(&r, alloc_calls, 1);
-
-	if (count_in_fexit) {
-		long err = (long)ret;
-
-		if (err < 0 && err >= -MAX_ERRNO) {
-			if (orders)
-				count_fallback(inode, highest_order(orders),
-					       fallback_reason_of(err));
-		} else {
-			count_alloc(inode, folio_order(ret), path_of(ops),
-				    index);
-		}
+	/* the allocation event, or the fallback mode below, attributes it */
+	ops->pending_ns += ns;
+	ops->pending_calls++;
+	if (!count_in_fexit)
+		return 0;
+	if (err < 0 && err >= -MAX_ERRNO) {
+		if (orders)
+			count_fallback(inode, highest_order(orders),
+				       fallback_reason_of(err));
+	} else {
+		count_alloc(inode, folio_order(ret), path_of(ops), index);
 	}
-	thread_ops_put(ops);
 	return 0;
 }
 
@@ -548,7 +530,7 @@ static int op_enter(enum timed_op op)
 
 	if (skip_task())
 		return 0;
-	ops = thread_ops_get();
+	ops = thread_ops(BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (ops) {
 		ops->start[op] = bpf_ktime_get_ns();
 		ops->allocated &= ~(1U << op);
@@ -558,14 +540,13 @@ static int op_enter(enum timed_op op)
 
 static int op_exit(enum timed_op op, __u32 hist)
 {
-	struct thread_ops *ops = thread_ops();
+	struct thread_ops *ops = thread_ops(0);
 
 	if (!ops || !ops->start[op])
 		return 0;
 	if (ops->allocated & (1U << op))
 		hist_add(hist, bpf_ktime_get_ns() - ops->start[op]);
 	ops->start[op] = 0;
-	thread_ops_put(ops);
 	return 0;
 }
 

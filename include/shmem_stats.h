@@ -83,6 +83,9 @@ enum shmem_signal {
 	SHMEM_NR_SIGNALS	= 11,
 };
 
+#define SHMEM_SIG_LATENCY (SHMEM_SIG_LAT_ALLOC | SHMEM_SIG_LAT_WRITE | \
+			   SHMEM_SIG_LAT_FAULT | SHMEM_SIG_LAT_FALLOC)
+
 /* allocs map: allocations by file system, order and path */
 struct shmem_alloc_key {
 	__u32 dev;		/* kernel dev_t: major << 20 | minor */
@@ -142,7 +145,9 @@ struct shmem_hist {
 
 struct shmem_info {
 	__u32 signals;		/* enum shmem_signal bits */
+	__u32 disabled;		/* signals the user turned off */
 	__u32 tracepoints;	/* 1: our trace events, 0: fallback mode */
+	__u32 pad;
 };
 
 #endif /* SHMEM_STATS_H */

@@ -44,6 +44,8 @@ static const struct argp_option options[] = {
 	{ "milliseconds", 'm', NULL, 0, "Latency histograms in milliseconds", 0 },
 	{ "pinned", OPT_PINNED, "DIR", 0,
 	  "Read the maps pinned under DIR by shmemtrace", 0 },
+	{ "no-latency", 'L', NULL, 0,
+	  "Leave out the latency timing (its fentry/fexit pairs cost most)", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's messages", 0 },
 	{ "help", 'h', NULL, 0, "Show this help", -1 },
 	{},
@@ -70,6 +72,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_PINNED:
 		env.pinned = arg;
+		break;
+	case 'L':
+		env.tracer.no_latency = true;
 		break;
 	case 'v':
 		env.tracer.verbose = true;
@@ -291,7 +296,9 @@ static void print_latency(const struct shmem_snapshot *d)
 
 	for (size_t i = 0; i < sizeof(hists) / sizeof(hists[0]); i++) {
 		printf("\nLatency, %s:\n", hists[i].title);
-		if (!has(d, hists[i].signal))
+		if (d->info.disabled & hists[i].signal)
+			printf("     (not traced: --no-latency)\n");
+		else if (!has(d, hists[i].signal))
 			printf("     (not observable on this kernel)\n");
 		else
 			shmem_print_log2(stdout, &d->hists[hists[i].hist],
@@ -334,8 +341,9 @@ int main(int argc, char **argv)
 	cmd = shmem_split_command(&argc, argv);
 	if (shmem_parse_args(&argp, argc, argv))
 		return 1;
-	if (env.pinned && (env.tracer.pid || env.tracer.cgroup)) {
-		fprintf(stderr, PROG ": --pid and --cgroup filter when loading; shmemtrace takes them\n");
+	if (env.pinned && (env.tracer.pid || env.tracer.cgroup ||
+			   env.tracer.no_latency)) {
+		fprintf(stderr, PROG ": --pid, --cgroup and --no-latency apply when loading; shmemtrace takes them\n");
 		return 1;
 	}
 	shmem_handle_signals();
@@ -348,7 +356,7 @@ int main(int argc, char **argv)
 	}
 	prev.time = shmem_now();
 	shmem_mthp_read(MTHP_DIR, &prev);
-	shmem_missing_signals(prev.info.signals, missing, sizeof(missing));
+	shmem_missing_signals(&prev.info, missing, sizeof(missing));
 	if (*missing)
 		fprintf(stderr, PROG ": %s mode, missing on this kernel: %s\n",
 			prev.info.tracepoints ? "tracepoint" : "fallback", missing);

@@ -60,6 +60,8 @@ static const struct argp_option options[] = {
 	{ "cgroup", 'c', "PATH", 0, "Trace this cgroup (v2 directory) only", 0 },
 	{ "pinned", OPT_PINNED, "DIR", 0,
 	  "Read the maps pinned under DIR by shmemtrace", 0 },
+	{ "no-latency", 'L', NULL, 0,
+	  "Leave out the latency timing (its fentry/fexit pairs cost most)", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's messages", 0 },
 	{ "help", 'h', NULL, 0, "Show this help", -1 },
 	{},
@@ -115,6 +117,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_PINNED:
 		env.pinned = arg;
+		break;
+	case 'L':
+		env.tracer.no_latency = true;
 		break;
 	case 'v':
 		env.tracer.verbose = true;
@@ -325,8 +330,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": the live view needs a terminal: use -b or --json\n");
 		return 1;
 	}
-	if (env.pinned && (env.tracer.pid || env.tracer.cgroup)) {
-		fprintf(stderr, PROG ": --pid and --cgroup filter when loading; shmemtrace takes them\n");
+	if (env.pinned && (env.tracer.pid || env.tracer.cgroup ||
+			   env.tracer.no_latency)) {
+		fprintf(stderr, PROG ": --pid, --cgroup and --no-latency apply when loading; shmemtrace takes them\n");
 		return 1;
 	}
 	shmem_handle_signals();
@@ -339,7 +345,7 @@ int main(int argc, char **argv)
 	}
 	prev.time = shmem_now();
 	shmem_mthp_read(MTHP_DIR, &prev);
-	shmem_missing_signals(prev.info.signals, missing, sizeof(missing));
+	shmem_missing_signals(&prev.info, missing, sizeof(missing));
 	if (*missing && !live_view)
 		fprintf(stderr, PROG ": %s mode, missing on this kernel: %s\n",
 			prev.info.tracepoints ? "tracepoint" : "fallback", missing);

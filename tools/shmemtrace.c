@@ -35,6 +35,8 @@ static const struct argp_option options[] = {
 	{ "dir", 'd', "DIR", 0, "bpffs directory (default " SHMEM_PIN_DEFAULT ")", 0 },
 	{ "pid", 'p', "PID", 0, "start: trace this process only", 0 },
 	{ "cgroup", 'c', "PATH", 0, "start: trace this cgroup (v2 directory) only", 0 },
+	{ "no-latency", 'L', NULL, 0,
+	  "Leave out the latency timing (its fentry/fexit pairs cost most)", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's messages", 0 },
 	{ "help", 'h', NULL, 0, "Show this help", -1 },
 	{},
@@ -55,6 +57,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case 'c':
 		env.tracer.cgroup = arg;
+		break;
+	case 'L':
+		env.tracer.no_latency = true;
 		break;
 	case 'v':
 		env.tracer.verbose = true;
@@ -81,7 +86,7 @@ static int print_status(const struct shmem_info *info)
 {
 	char missing[512];
 
-	shmem_missing_signals(info->signals, missing, sizeof(missing));
+	shmem_missing_signals(info, missing, sizeof(missing));
 	printf("%s: %s mode under %s; missing on this kernel: %s\n", PROG,
 	       info->tracepoints ? "tracepoint" : "fallback", env.dir,
 	       *missing ? missing : "nothing");

@@ -46,15 +46,23 @@ static void test_names(void)
 static void test_missing(void)
 {
 	char buf[512];
-	__u32 fallback_mode = SHMEM_SIG_ALLOCS | SHMEM_SIG_FALLBACKS |
-			      SHMEM_SIG_LAT_ALLOC | SHMEM_SIG_LAT_WRITE |
-			      SHMEM_SIG_LAT_FAULT | SHMEM_SIG_LAT_FALLOC;
+	struct shmem_info fallback_mode = {
+		.signals = SHMEM_SIG_ALLOCS | SHMEM_SIG_FALLBACKS |
+			   SHMEM_SIG_LATENCY,
+	};
+	struct shmem_info all = { .signals = (1U << SHMEM_NR_SIGNALS) - 1 };
+	struct shmem_info no_latency = {
+		.signals = all.signals & ~SHMEM_SIG_LATENCY,
+		.disabled = SHMEM_SIG_LATENCY,
+	};
 
-	shmem_missing_signals(fallback_mode, buf, sizeof(buf));
+	shmem_missing_signals(&fallback_mode, buf, sizeof(buf));
 	check(!strcmp(buf, "exact allocation paths, fallback reasons, block-uptodate transitions, bytes zeroed, splits"),
 	      "missing signals of the fallback mode: %s", buf);
-	shmem_missing_signals((1U << SHMEM_NR_SIGNALS) - 1, buf, sizeof(buf));
+	shmem_missing_signals(&all, buf, sizeof(buf));
 	check(!*buf, "nothing missing with every signal");
+	shmem_missing_signals(&no_latency, buf, sizeof(buf));
+	check(!*buf, "latency turned off is not missing");
 }
 
 static void write_file(const char *path, const char *text)

@@ -74,9 +74,12 @@ void shmem_order_size(unsigned int order, char *buf, size_t len);
 /* "0:45": the kernel's dev_t encoding */
 void shmem_dev_name(__u32 dev, char *buf, size_t len);
 
-/* What the loaded programs cannot see on this kernel, as one line. */
-void shmem_missing_signals(__u32 signals, char *buf, size_t len);
-json_object *shmem_missing_json(__u32 signals);
+/*
+ * What the loaded programs cannot see on this kernel, as one line; the
+ * signals the user turned off are not missing.
+ */
+void shmem_missing_signals(const struct shmem_info *info, char *buf, size_t len);
+json_object *shmem_missing_json(const struct shmem_info *info);
 
 /* CLOCK_MONOTONIC in seconds */
 double shmem_now(void);
@@ -134,6 +137,7 @@ struct shmem_tracer {
 struct shmem_tracer_opts {
 	pid_t pid;		/* 0: every process */
 	const char *cgroup;	/* cgroup v2 directory, or NULL */
+	bool no_latency;	/* leave the timing programs out */
 	bool verbose;		/* libbpf's messages */
 };
 

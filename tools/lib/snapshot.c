@@ -71,8 +71,9 @@ void shmem_dev_name(__u32 dev, char *buf, size_t len)
 	snprintf(buf, len, "%u:%u", dev >> 20, dev & ((1U << 20) - 1));
 }
 
-void shmem_missing_signals(__u32 signals, char *buf, size_t len)
+void shmem_missing_signals(const struct shmem_info *info, char *buf, size_t len)
 {
+	__u32 signals = info->signals | info->disabled;
 	size_t used = 0;
 
 	buf[0] = '\0';
@@ -84,8 +85,9 @@ void shmem_missing_signals(__u32 signals, char *buf, size_t len)
 	}
 }
 
-json_object *shmem_missing_json(__u32 signals)
+json_object *shmem_missing_json(const struct shmem_info *info)
 {
+	__u32 signals = info->signals | info->disabled;
 	json_object *list = json_object_new_array();
 
 	for (unsigned int i = 0; i < SHMEM_NR_SIGNALS; i++)
@@ -597,7 +599,7 @@ json_object *shmem_snapshot_json(const struct shmem_snapshot *s, double secs,
 	json_object_object_add(root, "mode", json_object_new_string(
 		s->info.tracepoints ? "tracepoints" : "fallback"));
 	json_object_object_add(root, "missing",
-			       shmem_missing_json(s->info.signals));
+			       shmem_missing_json(&s->info));
 
 	for (int k = 0; k < SHMEM_NR_ROW_KINDS; k++) {
 		json_object *rows = json_object_new_array();

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -102,6 +103,7 @@ static __u32 signals_of(const char *prog)
  * series is there, else the fallback mode's fexit counting.
  */
 static int configure(struct shmem_bpf *skel, const struct btf *vmlinux,
+		     const struct shmem_tracer_opts *opts,
 		     struct shmem_info *info, const char *prog_name)
 {
 	bool tracepoints = target_exists(vmlinux, skel->progs.alloc_folio);
@@ -112,8 +114,12 @@ static int configure(struct shmem_bpf *skel, const struct btf *vmlinux,
 	bpf_object__for_each_program(prog, skel->obj) {
 		const char *sec = bpf_program__section_name(prog);
 		bool is_tp = !strncmp(sec, "tp_btf/", 7);
+		/* the fallback mode counts allocations with the alloc pair */
+		bool timing_only = !is_tp &&
+			(tracepoints || strncmp(bpf_program__name(prog), "alloc_", 6));
 		bool load = target_exists(vmlinux, prog) &&
-			    (tracepoints || !is_tp);
+			    (tracepoints || !is_tp) &&
+			    !(opts->no_latency && timing_only);
 
 		bpf_program__set_autoload(prog, load);
 		if (load)
@@ -130,6 +136,8 @@ static int configure(struct shmem_bpf *skel, const struct btf *vmlinux,
 		skel->rodata->count_in_fexit = true;
 		info->signals |= SHMEM_SIG_ALLOCS | SHMEM_SIG_FALLBACKS;
 	}
+	if (opts->no_latency)
+		info->disabled = SHMEM_SIG_LATENCY & ~info->signals;
 	return 0;
 }
 
@@ -176,7 +184,7 @@ int shmem_tracer_start(struct shmem_tracer *t,
 		btf__free(vmlinux);
 		goto fail;
 	}
-	err = configure(t->skel, vmlinux, &t->info, prog);
+	err = configure(t->skel, vmlinux, opts, &t->info, prog);
 	btf__free(vmlinux);
 	if (err)
 		goto fail;
@@ -221,6 +229,8 @@ int shmem_tracer_start(struct shmem_tracer *t,
 	};
 	if (cgroup_fd >= 0)
 		close(cgroup_fd);
+	/* hand back what parsing the kernel's BTF took */
+	malloc_trim(0);
 	return 0;
 fail:
 	if (cgroup_fd >= 0)
