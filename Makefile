@@ -83,10 +83,16 @@ $(BIN)/shmemtop: tools/shmemtop.c $(LIB_SRCS) tools/lib/shmemstat.h $(GEN)/shmem
 $(BIN)/%: tools/%.c $(LIB_SRCS) tools/lib/shmemstat.h $(GEN)/shmem.skel.h | $(BIN)
 	$(CC) $(TOOL_CFLAGS) -o $@ $< $(LIB_SRCS) $(TOOL_LIBS)
 
+# bpftool from the kernel tree: Debian's 7.1 has no `prog loadall ... autoattach`
+$(BIN)/bpftool: | kernel $(BIN)
+	$(MAKE) -C $(BUILD)/kernel/src/tools/bpf/bpftool OUTPUT=$(abspath $(BUILD))/bpftool/ -j$$(nproc) >$(BUILD)/bpftool.log 2>&1 || \
+		{ tail -20 $(BUILD)/bpftool.log; exit 1; }
+	cp $(BUILD)/bpftool/bpftool $@
+
 vmlinux-h: kernel
 	$(BPFTOOL) btf dump file $(BUILD)/kernel/vmlinux format c > include/vmlinux.h
 
-tools: deps $(addprefix $(BIN)/,$(TOOLS))
+tools: deps $(addprefix $(BIN)/,$(TOOLS)) $(BIN)/bpftool
 
 KERNEL_TESTS := $(wildcard tests/kernel/*.c)
 $(BIN)/shmem_kernel_test: $(KERNEL_TESTS) tests/kernel/lib.h | $(BIN)

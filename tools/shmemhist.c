@@ -258,17 +258,26 @@ static void print_blocks(const struct shmem_snapshot *d)
 		       (unsigned long long)b->zeroed[z]);
 }
 
-static void print_mthp(const struct shmem_snapshot *d)
+static void print_mthp(const struct shmem_snapshot *d, bool since_boot)
 {
+	bool any = false;
+
 	if (!d->nr_mthp)
 		return;
-	printf("\nKernel mTHP counters (sysfs):\n");
-	printf("%10s : %12s %12s %12s %12s %12s\n", "size", "shmem_alloc",
-	       "fallback", "fb_charge", "split", "split_failed");
+	printf("\nKernel mTHP counters (sysfs, %s):\n",
+	       since_boot ? "since boot" : "this interval");
 	for (size_t i = 0; i < d->nr_mthp; i++) {
 		const struct shmem_mthp *m = &d->mthp[i];
 		char size[16];
 
+		if (!m->alloc && !m->fallback && !m->fallback_charge &&
+		    !m->split && !m->split_failed)
+			continue;
+		if (!any)
+			printf("%10s : %12s %12s %12s %12s %12s\n", "size",
+			       "shmem_alloc", "fallback", "fb_charge", "split",
+			       "split_failed");
+		any = true;
 		snprintf(size, sizeof(size), "%ukB", m->kb);
 		printf("%10s : %12llu %12llu %12llu %12llu %12llu\n", size,
 		       (unsigned long long)m->alloc,
@@ -277,6 +286,8 @@ static void print_mthp(const struct shmem_snapshot *d)
 		       (unsigned long long)m->split,
 		       (unsigned long long)m->split_failed);
 	}
+	if (!any)
+		printf("     (no shmem mTHP activity)\n");
 }
 
 static void print_latency(const struct shmem_snapshot *d)
@@ -306,7 +317,7 @@ static void print_latency(const struct shmem_snapshot *d)
 	}
 }
 
-static void report(const struct shmem_snapshot *d)
+static void report(const struct shmem_snapshot *d, bool mthp_since_boot)
 {
 	if (env.timestamp) {
 		char stamp[32];
@@ -319,7 +330,7 @@ static void report(const struct shmem_snapshot *d)
 	print_fallbacks(d);
 	print_splits(d);
 	print_blocks(d);
-	print_mthp(d);
+	print_mthp(d, mthp_since_boot);
 	print_latency(d);
 	printf("\n");
 	fflush(stdout);
@@ -336,7 +347,7 @@ int main(int argc, char **argv)
 	pid_t child = 0;
 	int status = 0, err = 0;
 	long reports = 0;
-	bool done = false, exited = false;
+	bool done = false, exited = false, pinned_once;
 
 	cmd = shmem_split_command(&argc, argv);
 	if (shmem_parse_args(&argp, argc, argv))
@@ -346,6 +357,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": --pid, --cgroup and --no-latency apply when loading; shmemtrace takes them\n");
 		return 1;
 	}
+	pinned_once = env.pinned && !env.interval;
 	shmem_handle_signals();
 	if (shmem_source_open(&src, env.pinned, &env.tracer, PROG))
 		return 1;
@@ -355,7 +367,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	prev.time = shmem_now();
-	shmem_mthp_read(MTHP_DIR, &prev);
+	/* one report of pinned maps: the kernel's counters since boot, too */
+	if (!pinned_once)
+		shmem_mthp_read(MTHP_DIR, &prev);
 	shmem_missing_signals(&prev.info, missing, sizeof(missing));
 	if (*missing)
 		fprintf(stderr, PROG ": %s mode, missing on this kernel: %s\n",
@@ -378,7 +392,7 @@ int main(int argc, char **argv)
 				done = exited = true;
 				child = 0;
 			}
-		if (shmem_exiting || (env.pinned && !env.interval))
+		if (shmem_exiting || pinned_once)
 			done = true;
 		if (shmem_snapshot_read(src.maps, MTHP_DIR, &now) ||
 		    shmem_snapshot_delta(&now, &prev, &delta)) {
@@ -386,7 +400,7 @@ int main(int argc, char **argv)
 			err = 1;
 			break;
 		}
-		report(&delta);
+		report(&delta, pinned_once);
 		shmem_snapshot_free(&delta);
 		shmem_snapshot_free(&prev);
 		prev = now;

@@ -207,7 +207,18 @@ int shmem_info_read(const struct shmem_maps *maps, struct shmem_info *info)
 {
 	__u32 zero = 0;
 
-	return bpf_map_lookup_elem(maps->info, &zero, info);
+	if (bpf_map_lookup_elem(maps->info, &zero, info))
+		return -1;
+	/*
+	 * Another loader (bpftool prog loadall ... autoattach) leaves the info
+	 * map empty; the object's defaults attach every program, which loads
+	 * only on a kernel with our events.
+	 */
+	if (!info->signals) {
+		info->signals = (1U << SHMEM_NR_SIGNALS) - 1;
+		info->tracepoints = 1;
+	}
+	return 0;
 }
 
 static int read_u64_file(const char *path, __u64 *v)
