@@ -63,10 +63,10 @@ kernel-deb: kernel
 BPF_CLANG ?= clang
 BPFTOOL ?= bpftool
 GEN := $(BUILD)/gen
-TOOLS := shmemtop shmemhist shmemtrace
+TOOLS := shmemtop shmemhist shmemtrace shmem-exporter
 TOOL_CFLAGS := $(CFLAGS) -Iinclude -Itools/lib -I$(GEN)
 TOOL_LIBS := -lbpf -lelf -lz -ljson-c
-LIB_SRCS := tools/lib/snapshot.c tools/lib/tracer.c tools/lib/cli.c
+LIB_SRCS := tools/lib/snapshot.c tools/lib/tracer.c tools/lib/cli.c tools/lib/metrics.c
 
 $(BUILD)/bpf/shmem.bpf.o: bpf/shmem.bpf.c include/shmem_stats.h include/vmlinux.h
 	@mkdir -p $(@D)
@@ -79,6 +79,19 @@ $(GEN)/shmem.skel.h: $(BUILD)/bpf/shmem.bpf.o
 
 $(BIN)/shmemtop: tools/shmemtop.c $(LIB_SRCS) tools/lib/shmemstat.h $(GEN)/shmem.skel.h | $(BIN)
 	$(CC) $(TOOL_CFLAGS) -o $@ $< $(LIB_SRCS) $(TOOL_LIBS) -lncurses
+
+# The exporter's page, with the chart library from npm inlined
+web/node_modules/uplot/dist/uPlot.iife.min.js: web/package.json web/package-lock.json
+	cd web && npm ci --no-audit --no-fund
+	touch $@
+
+$(GEN)/page.h: web/page.html tools/web-bundle web/node_modules/uplot/dist/uPlot.iife.min.js
+	@mkdir -p $(@D)
+	tools/web-bundle $(GEN)/page.html
+	cd $(GEN) && xxd -i page.html > page.h
+
+$(BIN)/shmem-exporter: tools/shmem-exporter.c $(LIB_SRCS) tools/lib/shmemstat.h $(GEN)/shmem.skel.h $(GEN)/page.h | $(BIN)
+	$(CC) $(TOOL_CFLAGS) -o $@ $< $(LIB_SRCS) $(TOOL_LIBS) -lmicrohttpd -lcap -lpthread
 
 $(BIN)/%: tools/%.c $(LIB_SRCS) tools/lib/shmemstat.h $(GEN)/shmem.skel.h | $(BIN)
 	$(CC) $(TOOL_CFLAGS) -o $@ $< $(LIB_SRCS) $(TOOL_LIBS)
@@ -101,8 +114,9 @@ $(BIN)/shmem_kernel_test: $(KERNEL_TESTS) tests/kernel/lib.h | $(BIN)
 $(BIN):
 	mkdir -p $@
 
-$(BIN)/shmem_unit_test: tests/unit/test_lib.c tests/kernel/lib.c tools/lib/snapshot.c tools/lib/cli.c tools/lib/shmemstat.h | $(BIN)
-	$(CC) $(TOOL_CFLAGS) -Itests/kernel -o $@ tests/unit/test_lib.c tests/kernel/lib.c tools/lib/snapshot.c tools/lib/cli.c $(TOOL_LIBS)
+UNIT_SRCS := tests/unit/test_lib.c tests/kernel/lib.c tools/lib/snapshot.c tools/lib/cli.c tools/lib/metrics.c
+$(BIN)/shmem_unit_test: $(UNIT_SRCS) tools/lib/shmemstat.h | $(BIN)
+	$(CC) $(TOOL_CFLAGS) -Itests/kernel -o $@ $(UNIT_SRCS) $(TOOL_LIBS)
 
 tests: $(BIN)/shmem_kernel_test $(BIN)/shmem_unit_test tools
 

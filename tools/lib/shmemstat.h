@@ -42,6 +42,14 @@ struct shmem_mthp {
 	__u64 alloc, fallback, fallback_charge, split, split_failed;
 };
 
+/* A Shmem field of /proc/meminfo */
+struct shmem_meminfo {
+	char name[24];
+	__u64 kb;
+};
+
+#define SHMEM_MAX_MEMINFO 8
+
 struct shmem_alloc_entry {
 	struct shmem_alloc_key key;
 	__u64 count;
@@ -60,6 +68,8 @@ struct shmem_snapshot {
 	struct shmem_hist hists[SHMEM_NR_HISTS];
 	struct shmem_mthp mthp[SHMEM_NR_ORDERS];
 	size_t nr_mthp;
+	struct shmem_meminfo meminfo[SHMEM_MAX_MEMINFO];	/* gauges */
+	size_t nr_meminfo;
 };
 
 /* names of enum values, for tables, JSON and metrics */
@@ -69,6 +79,8 @@ const char *shmem_split_name(unsigned int reason);
 const char *shmem_zero_name(unsigned int reason);
 const char *shmem_hist_name(unsigned int hist);
 const char *shmem_row_kind_name(enum shmem_row_kind kind);
+/* metric label of signal bit @i: "splits", "alloc_latency" */
+const char *shmem_signal_name(unsigned int i);
 /* "4K", "64K", "2M" */
 void shmem_order_size(unsigned int order, char *buf, size_t len);
 /* "0:45": the kernel's dev_t encoding */
@@ -88,6 +100,8 @@ double shmem_now(void);
 int shmem_snapshot_read(const struct shmem_maps *maps, const char *mthp_dir,
 			struct shmem_snapshot *s);
 int shmem_mthp_read(const char *dir, struct shmem_snapshot *s);
+/* The fields of @path (/proc/meminfo) that start with "Shmem" */
+int shmem_meminfo_read(const char *path, struct shmem_snapshot *s);
 /* @out = @now - @prev; rows absent from @prev count from zero. */
 int shmem_snapshot_delta(const struct shmem_snapshot *now,
 			 const struct shmem_snapshot *prev,
@@ -118,6 +132,25 @@ void shmem_rows_sort(struct shmem_snapshot *s, enum shmem_row_kind kind,
 /* One JSON object for an interval's snapshot (delta) of @secs seconds. */
 json_object *shmem_snapshot_json(const struct shmem_snapshot *s, double secs,
 				 size_t max_rows);
+
+/* Mount points by device, for metric labels (metrics.c) */
+#define SHMEM_MAX_MOUNTS 256
+
+struct shmem_mounts {
+	__u32 dev[SHMEM_MAX_MOUNTS];	/* kernel dev_t encoding */
+	char *path[SHMEM_MAX_MOUNTS];
+	size_t nr;
+};
+
+int shmem_mounts_read(const char *mountinfo, struct shmem_mounts *m);
+void shmem_mounts_free(struct shmem_mounts *m);
+/*
+ * The Prometheus text exposition of @s (cumulative values), with per-file
+ * series for the @top_files files with the most allocations (0: none).
+ * Sorts @s's file rows.  malloc()ed; NULL when out of memory.
+ */
+char *shmem_metrics_text(struct shmem_snapshot *s,
+			 const struct shmem_mounts *mounts, size_t top_files);
 
 /* libbpf-tools style log2 histogram; @ms divides nanoseconds by 10^6. */
 void shmem_print_log2(FILE *out, const struct shmem_hist *h, bool ms);

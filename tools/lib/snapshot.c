@@ -27,6 +27,12 @@ static const char *const sort_names[] = {
 	"allocs", "large", "fallbacks", "splits", "partial", "latency", "name",
 };
 
+static const char *const signal_labels[SHMEM_NR_SIGNALS] = {
+	"allocs", "paths", "fallbacks", "fallback_reasons", "blocks", "zeroed",
+	"splits", "alloc_latency", "write_latency", "fault_latency",
+	"fallocate_latency",
+};
+
 /* What each signal is, for the line that says which ones are missing. */
 static const char *const signal_names[SHMEM_NR_SIGNALS] = {
 	"allocations", "exact allocation paths", "fallbacks",
@@ -44,6 +50,7 @@ const char *shmem_zero_name(unsigned int i) { return NAME_OF(zero_names, i); }
 const char *shmem_hist_name(unsigned int i) { return NAME_OF(hist_names, i); }
 const char *shmem_row_kind_name(enum shmem_row_kind k) { return NAME_OF(row_kind_names, k); }
 const char *shmem_sort_name(enum shmem_sort s) { return NAME_OF(sort_names, s); }
+const char *shmem_signal_name(unsigned int i) { return NAME_OF(signal_labels, i); }
 
 int shmem_sort_parse(const char *name, enum shmem_sort *sort)
 {
@@ -285,6 +292,28 @@ int shmem_mthp_read(const char *dir, struct shmem_snapshot *s)
 	return 0;
 }
 
+int shmem_meminfo_read(const char *path, struct shmem_snapshot *s)
+{
+	FILE *f = fopen(path, "r");
+	char line[256];
+
+	s->nr_meminfo = 0;
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f) && s->nr_meminfo < SHMEM_MAX_MEMINFO) {
+		struct shmem_meminfo *m = &s->meminfo[s->nr_meminfo];
+		unsigned long long kb;
+
+		if (strncmp(line, "Shmem", 5) ||
+		    sscanf(line, "%23[^:]: %llu kB", m->name, &kb) != 2)
+			continue;
+		m->kb = kb;
+		s->nr_meminfo++;
+	}
+	fclose(f);
+	return 0;
+}
+
 double shmem_now(void)
 {
 	struct timespec ts;
@@ -338,6 +367,7 @@ int shmem_snapshot_read(const struct shmem_maps *maps, const char *mthp_dir,
 		if (bpf_map_lookup_elem(maps->hists, &h, &s->hists[h]))
 			goto fail;
 	shmem_mthp_read(mthp_dir, s);
+	shmem_meminfo_read("/proc/meminfo", s);
 	return 0;
 fail:
 	shmem_snapshot_free(s);

@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * shmem-exporter: the shmem folio maps, the kernel's per-size mTHP counters
+ * and the Shmem fields of /proc/meminfo as Prometheus metrics on /metrics,
+ * and a self-contained page plotting them on /.
+ */
+#define _GNU_SOURCE
+#include <argp.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <microhttpd.h>
+#include "shmemstat.h"
+#include "page.h"
+
+#define PROG "shmem-exporter"
+#define MTHP_DIR "/sys/kernel/mm/transparent_hugepage"
+#define DEFAULT_PORT 9743
+
+static struct {
+	struct shmem_tracer_opts tracer;
+	const char *pinned;
+	const char *address;
+	long port;
+	long top_files;
+	long timeout;
+} env = {
+	.address = "127.0.0.1",
+	.port = DEFAULT_PORT,
+	.timeout = 10,
+};
+
+static const char doc[] =
+"Serve shmem folio metrics for Prometheus on /metrics and a live page on /.\n"
+"\n"
+"EXAMPLES:\n"
+"    shmem-exporter                      # 127.0.0.1:9743, loads its own programs\n"
+"    shmem-exporter --pinned /sys/fs/bpf/shmem   # beside shmemtrace\n"
+"    shmem-exporter -a 0.0.0.0 -f 20     # all addresses, the 20 busiest files\n";
+
+enum { OPT_PINNED = 1000 };
+
+static const struct argp_option options[] = {
+	{ "address", 'a', "ADDR", 0, "IPv4 address to listen on (default 127.0.0.1)", 0 },
+	{ "port", 'P', "PORT", 0, "TCP port (default 9743)", 0 },
+	{ "files", 'f', "N", 0, "Per-file series for the N busiest files (default 0)", 0 },
+	{ "timeout", 't', "SECONDS", 0, "Drop a client idle this long (default 10)", 0 },
+	{ "pinned", OPT_PINNED, "DIR", 0,
+	  "Read the maps pinned under DIR by shmemtrace", 0 },
+	{ "pid", 'p', "PID", 0, "Trace this process only", 0 },
+	{ "cgroup", 'c', "PATH", 0, "Trace this cgroup (v2 directory) only", 0 },
+	{ "no-latency", 'L', NULL, 0,
+	  "Leave out the latency timing (its fentry/fexit pairs cost most)", 0 },
+	{ "verbose", 'v', NULL, 0, "Show libbpf's messages", 0 },
+	{ "help", 'h', NULL, 0, "Show this help", -1 },
+	{},
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	struct in_addr addr;
+	long v;
+
+	switch (key) {
+	case 'a':
+		if (inet_pton(AF_INET, arg, &addr) != 1)
+			return shmem_arg_error(state, "invalid IPv4 address: %s", arg);
+		env.address = arg;
+		break;
+	case 'P':
+		if (shmem_parse_long(arg, 1, 65535, &env.port))
+			return shmem_arg_error(state, "invalid port: %s", arg);
+		break;
+	case 'f':
+		if (shmem_parse_long(arg, 0, 10000, &env.top_files))
+			return shmem_arg_error(state, "invalid number of files: %s", arg);
+		break;
+	case 't':
+		if (shmem_parse_long(arg, 1, 3600, &env.timeout))
+			return shmem_arg_error(state, "invalid timeout: %s", arg);
+		break;
+	case OPT_PINNED:
+		env.pinned = arg;
+		break;
+	case 'p':
+		if (shmem_parse_long(arg, 1, 4194304, &v))
+			return shmem_arg_error(state, "invalid PID: %s", arg);
+		env.tracer.pid = v;
+		break;
+	case 'c':
+		env.tracer.cgroup = arg;
+		break;
+	case 'L':
+		env.tracer.no_latency = true;
+		break;
+	case 'v':
+		env.tracer.verbose = true;
+		break;
+	case ARGP_KEY_ARG:
+		return shmem_arg_error(state, "unexpected argument: %s", arg);
+	default:
+		return shmem_parse_common(key, state);
+	}
+	return 0;
+}
+
+static struct shmem_source src;
+/* one scrape reads the maps at a time; concurrent ones wait their turn */
+static pthread_mutex_t scrape_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static char *scrape(void)
+{
+	struct shmem_snapshot s;
+	struct shmem_mounts mounts;
+	char *text = NULL;
+
+	pthread_mutex_lock(&scrape_lock);
+	if (!shmem_snapshot_read(src.maps, MTHP_DIR, &s)) {
+		shmem_mounts_read("/proc/self/mountinfo", &mounts);
+		text = shmem_metrics_text(&s, &mounts, env.top_files);
+		shmem_mounts_free(&mounts);
+		shmem_snapshot_free(&s);
+	}
+	pthread_mutex_unlock(&scrape_lock);
+	return text;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status,
+			     const char *type, void *body, size_t len,
+			     enum MHD_ResponseMemoryMode mode)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	resp = MHD_create_response_from_buffer(len, body, mode);
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	ret = MHD_queue_response(conn, status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+#define TEXT(s) (void *)(s), sizeof(s) - 1, MHD_RESPMEM_PERSISTENT
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *conn,
+			      const char *url, const char *method,
+			      const char *version, const char *upload,
+			      size_t *upload_size, void **state)
+{
+	static int first_call;
+	char *text;
+
+	(void)cls;
+	(void)version;
+	(void)upload;
+	/* a body, if any, arrives in later calls: answer once it has */
+	if (!*state) {
+		*state = &first_call;
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain",
+			     TEXT("only GET and HEAD\n"));
+	if (!strcmp(url, "/metrics")) {
+		text = scrape();
+		if (!text)
+			return reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
+				     "text/plain", TEXT("cannot read the maps\n"));
+		return reply(conn, MHD_HTTP_OK,
+			     "text/plain; version=0.0.4; charset=utf-8", text,
+			     strlen(text), MHD_RESPMEM_MUST_FREE);
+	}
+	if (!strcmp(url, "/"))
+		return reply(conn, MHD_HTTP_OK, "text/html; charset=utf-8",
+			     (void *)page_html, page_html_len, MHD_RESPMEM_PERSISTENT);
+	return reply(conn, MHD_HTTP_NOT_FOUND, "text/plain",
+		     TEXT("not found: try /metrics or /\n"));
+}
+
+static int listen_on(const char *address, int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+
+	inet_pton(AF_INET, address, &sa.sin_addr);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 64)) {
+		fprintf(stderr, PROG ": cannot listen on %s:%d: %s\n", address,
+			port, errno == EADDRINUSE ? "the port is in use" :
+			strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The maps are open and the socket bound: no capability is needed now. */
+static int drop_capabilities(void)
+{
+	cap_t none = cap_init();
+	int err = !none || cap_set_proc(none);
+
+	for (cap_value_t c = 0; !err && c <= CAP_LAST_CAP; c++)
+		if (CAP_IS_SUPPORTED(c) && cap_drop_bound(c) && errno != EPERM)
+			err = 1;
+	cap_free(none);
+	if (err || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
+		fprintf(stderr, PROG ": cannot drop capabilities: %s\n",
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct argp argp = { options, parse_arg, NULL, doc,
+					  NULL, NULL, NULL };
+	struct MHD_Daemon *daemon;
+	struct shmem_info info;
+	char missing[512];
+	sigset_t quit;
+	int fd, sig;
+
+	if (shmem_parse_args(&argp, argc, argv))
+		return 1;
+	if (env.pinned && (env.tracer.pid || env.tracer.cgroup ||
+			   env.tracer.no_latency)) {
+		fprintf(stderr, PROG ": --pid, --cgroup and --no-latency apply when loading; shmemtrace takes them\n");
+		return 1;
+	}
+	fd = listen_on(env.address, env.port);
+	if (fd < 0)
+		return 1;
+	if (shmem_source_open(&src, env.pinned, &env.tracer, PROG)) {
+		close(fd);
+		return 1;
+	}
+	if (drop_capabilities() || shmem_info_read(src.maps, &info)) {
+		shmem_source_close(&src);
+		return 1;
+	}
+	shmem_missing_signals(&info, missing, sizeof(missing));
+	if (*missing)
+		fprintf(stderr, PROG ": %s mode, missing on this kernel: %s\n",
+			info.tracepoints ? "tracepoint" : "fallback", missing);
+
+	/* the server's threads must not take the signals main waits for */
+	sigemptyset(&quit);
+	sigaddset(&quit, SIGINT);
+	sigaddset(&quit, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &quit, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
+				  MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL,
+				  0, NULL, NULL, handle, NULL,
+				  MHD_OPTION_LISTEN_SOCKET, fd,
+				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)env.timeout,
+				  MHD_OPTION_CONNECTION_LIMIT, 64U,
+				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
+				  MHD_OPTION_END);
+	if (!daemon) {
+		fprintf(stderr, PROG ": cannot start the HTTP server\n");
+		shmem_source_close(&src);
+		return 1;
+	}
+	fprintf(stderr, PROG ": serving http://%s:%ld/metrics\n", env.address,
+		env.port);
+	sigwait(&quit, &sig);
+	MHD_stop_daemon(daemon);
+	shmem_source_close(&src);
+	return 0;
+}
