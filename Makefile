@@ -118,7 +118,10 @@ UNIT_SRCS := tests/unit/test_lib.c tests/kernel/lib.c tools/lib/snapshot.c tools
 $(BIN)/shmem_unit_test: $(UNIT_SRCS) tools/lib/shmemstat.h | $(BIN)
 	$(CC) $(TOOL_CFLAGS) -Itests/kernel -o $@ $(UNIT_SRCS) $(TOOL_LIBS)
 
-tests: $(BIN)/shmem_kernel_test $(BIN)/shmem_unit_test tools
+$(BIN)/memcg_write: tests/helpers/memcg_write.c | $(BIN)
+	$(CC) $(CFLAGS) -o $@ $<
+
+tests: $(BIN)/shmem_kernel_test $(BIN)/shmem_unit_test $(BIN)/memcg_write tools
 
 test: kernel kernel-stock tests
 	tests/run $(SEED)

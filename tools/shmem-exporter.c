@@ -212,13 +212,23 @@ static int listen_on(const char *address, int port)
 /* The maps are open and the socket bound: no capability is needed now. */
 static int drop_capabilities(void)
 {
-	cap_t none = cap_init();
-	int err = !none || cap_set_proc(none);
+	cap_t none = cap_init(), have = cap_get_proc();
+	cap_flag_value_t setpcap = CAP_CLEAR;
+	int err = !none || !have;
 
-	for (cap_value_t c = 0; !err && c <= CAP_LAST_CAP; c++)
-		if (CAP_IS_SUPPORTED(c) && cap_drop_bound(c) && errno != EPERM)
+	/*
+	 * The bounding set first, since that takes CAP_SETPCAP; without it
+	 * (CAP_BPF and CAP_PERFMON only) no_new_privs keeps the set unusable.
+	 */
+	if (!err)
+		cap_get_flag(have, CAP_SETPCAP, CAP_EFFECTIVE, &setpcap);
+	for (cap_value_t c = 0; !err && setpcap && c <= CAP_LAST_CAP; c++)
+		if (CAP_IS_SUPPORTED(c) && cap_drop_bound(c))
 			err = 1;
+	if (!err && cap_set_proc(none))
+		err = 1;
 	cap_free(none);
+	cap_free(have);
 	if (err || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
 		fprintf(stderr, PROG ": cannot drop capabilities: %s\n",
 			strerror(errno));

@@ -176,13 +176,10 @@ static void print_hist(FILE *out, const char *name, const char *help,
 		       const struct shmem_hist *h)
 {
 	__u64 cumulative = 0;
-	int last = 0;
 
+	/* every bucket, always: a heatmap wants the same set each scrape */
 	header(out, name, "histogram", help);
-	for (int i = 0; i < SHMEM_HIST_SLOTS; i++)
-		if (h->slots[i])
-			last = i;
-	for (int i = 0; i <= last; i++) {
+	for (int i = 0; i < SHMEM_HIST_SLOTS; i++) {
 		cumulative += h->slots[i];
 		fprintf(out, "%s_bucket{le=\"%.9g\"} %llu\n", name,
 			(double)(1ULL << i) / 1e9, (unsigned long long)cumulative);
