@@ -10,7 +10,7 @@ CC ?= gcc
 CFLAGS ?= -O2 -g -Wall -Wextra
 VM := tools/vm/run
 
-.PHONY: all help deps kernel kernel-stock kernel-notrace bench kernel-deb tools vmlinux-h tests test run shell check-series clean
+.PHONY: all help deps kernel kernel-stock kernel-notrace bench kernel-deb tools vmlinux-h dashboard-pictures tests test run shell check-series clean
 
 all: kernel tests
 
@@ -128,6 +128,13 @@ test: kernel kernel-stock tests
 
 run: kernel tests
 	$(VM) --timeout 1200 --log $(BUILD)/run-console.log -- tools/demo
+
+# The README's pictures of the dashboard panels and of the live page
+dashboard-pictures: kernel tests
+	EXPORTER_TEST_HOLD=150 tests/exporter/test-exporter
+	mkdir -p docs/panels
+	cp $(BUILD)/panels/*.png docs/panels/
+	cp $(BUILD)/exporter-page.png docs/
 
 shell: kernel tests
 	$(VM)

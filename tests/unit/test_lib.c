@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <fcntl.h>
 #include <unistd.h>
 #include "lib.h"
 #include "shmemstat.h"
@@ -252,6 +253,67 @@ static void test_log2(void)
 	free(text);
 }
 
+static void test_metrics(void)
+{
+	char mountinfo[] = "/tmp/shmem-unit-mi-XXXXXX";
+	struct shmem_snapshot s = {};
+	struct shmem_mounts mounts;
+	struct shmem_row_entry *e;
+	char *text;
+	int fd = mkstemp(mountinfo);
+
+	if (fd < 0 || dprintf(fd, "22 1 0:30 / /mnt/large rw - tmpfs t rw\n"
+			      "23 1 0:30 / /mnt/again rw - tmpfs t rw\n"
+			      "24 1 8:1 / / rw - ext4 /dev/sda1 rw\n") < 0)
+		die("mountinfo");
+	close(fd);
+	check(!shmem_mounts_read(mountinfo, &mounts) && mounts.nr == 2 &&
+	      mounts.dev[0] == 30 && !strcmp(mounts.path[0], "/mnt/large"),
+	      "mountinfo: a device named by its first mount point");
+	unlink(mountinfo);
+
+	s.info.tracepoints = 1;
+	s.info.signals = SHMEM_SIG_ALLOCS;
+	add_alloc(&s, 9, SHMEM_STAT_PATH_FALLOC, 4);
+	s.fallbacks[9][SHMEM_STAT_FB_CHARGE] = 1;
+	s.hists[SHMEM_HIST_ALLOC].slots[2] = 1;	/* 3 or 4 ns */
+	s.hists[SHMEM_HIST_ALLOC].slots[4] = 2;
+	s.hists[SHMEM_HIST_ALLOC].count = 3;
+	s.hists[SHMEM_HIST_ALLOC].sum = 30;
+	s.nr_meminfo = 1;
+	strcpy(s.meminfo[0].name, "Shmem");
+	s.meminfo[0].kb = 3;
+	e = add_row(&s, SHMEM_ROWS_FILES, 7, "a \"quoted\" name");
+	e->dev = 30;
+	e->row.allocs[9] = 4;
+	text = shmem_metrics_text(&s, &mounts, 1);
+	check(text && strstr(text, "shmem_folio_allocs_total{order=\"9\",size=\"2M\",path=\"fallocate\",device=\"0:30\",mountpoint=\"/mnt/large\"} 4\n"),
+	      "metrics: allocations with order, size, path, device and mount point");
+	check(text && strstr(text, "shmem_folio_fallbacks_total{order=\"9\",size=\"2M\",reason=\"charge\"} 1\n"),
+	      "metrics: fallbacks by order and reason");
+	check(text && strstr(text, "shmem_alloc_latency_seconds_bucket{le=\"2e-09\"} 0\n") &&
+	      strstr(text, "shmem_alloc_latency_seconds_bucket{le=\"4e-09\"} 1\n") &&
+	      strstr(text, "shmem_alloc_latency_seconds_bucket{le=\"1.6e-08\"} 3\n") &&
+	      strstr(text, "shmem_alloc_latency_seconds_bucket{le=\"+Inf\"} 3\n") &&
+	      strstr(text, "shmem_alloc_latency_seconds_sum 0.000000030\n") &&
+	      strstr(text, "shmem_alloc_latency_seconds_count 3\n"),
+	      "metrics: cumulative le buckets, a value in the first bucket at or above it");
+	check(text && strstr(text, "shmem_meminfo_bytes{field=\"Shmem\"} 3072\n"),
+	      "metrics: meminfo in bytes");
+	check(text && strstr(text, "name=\"a \\\"quoted\\\" name\"} 4\n"),
+	      "metrics: per-file series with the name escaped");
+	check(text && strstr(text, "shmem_tracing_signal{signal=\"splits\"} 0\n") &&
+	      strstr(text, "shmem_tracing_info{mode=\"tracepoints\"} 1\n"),
+	      "metrics: the mode and what is missing");
+	free(text);
+	text = shmem_metrics_text(&s, &mounts, 0);
+	check(text && !strstr(text, "shmem_file_folio_allocs_total{"),
+	      "metrics: no per-file series unless asked");
+	free(text);
+	shmem_mounts_free(&mounts);
+	shmem_snapshot_free(&s);
+}
+
 static void test_split_command(void)
 {
 	char *argv[] = { "shmemtop", "-b", "--", "fallocate", "-l", "8M", NULL };
@@ -274,6 +336,7 @@ int main(void)
 	test_delta();
 	test_json();
 	test_log2();
+	test_metrics();
 	test_split_command();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
