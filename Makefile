@@ -47,9 +47,13 @@ kernel-notrace: deps
 $(BIN)/shmem_loop: tools/bench/shmem_loop.c | $(BIN)
 	$(CC) $(CFLAGS) -o $@ $<
 
-bench: kernel kernel-notrace $(BIN)/shmem_loop tools
+$(BIN)/shmem_pft: tools/bench/shmem_pft.c | $(BIN)
+	$(CC) $(CFLAGS) -o $@ $< -lpthread
+
+bench: kernel kernel-notrace kernel-stock $(BIN)/shmem_loop $(BIN)/shmem_pft tools
 	tools/bench/tracepoints
 	tools/bench/tracing
+	tools/bench/suite
 
 kernel-deb: kernel
 	@mkdir -p $(BUILD)/debs
