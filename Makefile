@@ -20,6 +20,7 @@ help:
 	@echo "make kernel-stock  the same pinned source without the series"
 	@echo "make kernel-notrace  the series without its tracepoint patches"
 	@echo "make bench       benchmarks (under emulation), reports in docs/"
+	@echo "make dashboard-pictures  the README's pictures of the dashboard panels and live page"
 	@echo "make test        build everything, boot the patched kernel, run the tests"
 	@echo "make run         build everything, boot the patched kernel, show it at work"
 	@echo "make shell       a shell in the guest"
