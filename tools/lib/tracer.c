@@ -9,15 +9,11 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <malloc.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <linux/capability.h>
 #include <bpf/bpf.h>
