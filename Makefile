@@ -103,6 +103,7 @@ $(BIN)/%: tools/%.c $(LIB_SRCS) tools/lib/shmemstat.h $(GEN)/shmem.skel.h | $(BI
 
 # bpftool from the kernel tree: Debian's 7.1 has no `prog loadall ... autoattach`
 $(BIN)/bpftool: | kernel $(BIN)
+	@mkdir -p $(BUILD)/bpftool
 	$(MAKE) -C $(BUILD)/kernel/src/tools/bpf/bpftool OUTPUT=$(abspath $(BUILD))/bpftool/ -j$$(nproc) >$(BUILD)/bpftool.log 2>&1 || \
 		{ tail -20 $(BUILD)/bpftool.log; exit 1; }
 	cp $(BUILD)/bpftool/bpftool $@

@@ -236,6 +236,21 @@ static void rows_get(struct inode *inode, struct rows *r)
 		__sync_fetch_and_add(&(r)->cgroup->field, n);		\
 } while (0)
 
+/* Add one to a counter in a hash map, creating it; racing creators both count. */
+static void counter_inc(void *map, const void *key)
+{
+	__u64 one = 1, *count = bpf_map_lookup_elem(map, key);
+
+	if (!count) {
+		if (!bpf_map_update_elem(map, key, &one, BPF_NOEXIST))
+			return;
+		count = bpf_map_lookup_elem(map, key);
+		if (!count)
+			return;
+	}
+	__sync_fetch_and_add(count, 1);
+}
+
 static struct thread_ops *thread_ops(__u64 flags)
 {
 	return bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
@@ -258,18 +273,13 @@ static void count_alloc(struct inode *inode, __u32 order, __u32 path,
 	struct shmem_alloc_key key = {};
 	struct thread_ops *ops;
 	struct rows r;
-	__u64 one = 1, *count;
 
 	if (order >= SHMEM_NR_ORDERS)
 		order = SHMEM_NR_ORDERS - 1;
 	key.dev = inode->i_sb->s_dev;
 	key.order = order;
 	key.path = path < SHMEM_STAT_NR_PATHS ? path : SHMEM_STAT_PATH_OTHER;
-	count = bpf_map_lookup_elem(&allocs, &key);
-	if (count)
-		__sync_fetch_and_add(count, 1);
-	else
-		bpf_map_update_elem(&allocs, &key, &one, BPF_NOEXIST);
+	counter_inc(&allocs, &key);
 
 	rows_get(inode, &r);
 	/* hide the clamp from the compiler so the verifier sees a bound */
@@ -307,14 +317,9 @@ static void count_fallback(struct inode *inode, __u32 order, __u32 reason)
 		.reason = reason < SHMEM_STAT_NR_FALLBACKS ?
 			  reason : SHMEM_STAT_FB_ERROR,
 	};
-	__u64 one = 1, *count;
 	struct rows r;
 
-	count = bpf_map_lookup_elem(&fallbacks, &key);
-	if (count)
-		__sync_fetch_and_add(count, 1);
-	else
-		bpf_map_update_elem(&fallbacks, &key, &one, BPF_NOEXIST);
+	counter_inc(&fallbacks, &key);
 	rows_get(inode, &r);
 	rows_add(&r, fallbacks, 1);
 }
