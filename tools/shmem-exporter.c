@@ -25,8 +25,6 @@
 #define DEFAULT_PORT 9743
 
 static struct {
-	struct shmem_tracer_opts tracer;
-	const char *pinned;
 	const char *address;
 	long port;
 	long top_files;
@@ -45,28 +43,24 @@ static const char doc[] =
 "    shmem-exporter --pinned /sys/fs/bpf/shmem   # beside shmemtrace\n"
 "    shmem-exporter -a 0.0.0.0 -f 20     # all addresses, the 20 busiest files\n";
 
-enum { OPT_PINNED = 1000 };
-
 static const struct argp_option options[] = {
 	{ "address", 'a', "ADDR", 0, "IPv4 address to listen on (default 127.0.0.1)", 0 },
 	{ "port", 'P', "PORT", 0, "TCP port (default 9743)", 0 },
 	{ "files", 'f', "N", 0, "Per-file series for the N busiest files (default 0)", 0 },
 	{ "timeout", 't', "SECONDS", 0, "Drop a client idle this long (default 10)", 0 },
-	{ "pinned", OPT_PINNED, "DIR", 0,
-	  "Read the maps pinned under DIR by shmemtrace", 0 },
-	{ "pid", 'p', "PID", 0, "Trace this process only", 0 },
-	{ "cgroup", 'c', "PATH", 0, "Trace this cgroup (v2 directory) only", 0 },
-	{ "no-latency", 'L', NULL, 0,
-	  "Leave out the latency timing (its fentry/fexit pairs cost most)", 0 },
-	{ "verbose", 'v', NULL, 0, "Show libbpf's messages", 0 },
 	{ "help", 'h', NULL, 0, "Show this help", -1 },
+	{},
+};
+
+static const struct argp_child children[] = {
+	{ &shmem_loader_argp, 0, NULL, 0 },
+	{ &shmem_pinned_argp, 0, NULL, 0 },
 	{},
 };
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	struct in_addr addr;
-	long v;
 
 	switch (key) {
 	case 'a':
@@ -85,23 +79,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 't':
 		if (shmem_parse_long(arg, 1, 3600, &env.timeout))
 			return shmem_arg_error(state, "invalid timeout: %s", arg);
-		break;
-	case OPT_PINNED:
-		env.pinned = arg;
-		break;
-	case 'p':
-		if (shmem_parse_long(arg, 1, 4194304, &v))
-			return shmem_arg_error(state, "invalid PID: %s", arg);
-		env.tracer.pid = v;
-		break;
-	case 'c':
-		env.tracer.cgroup = arg;
-		break;
-	case 'L':
-		env.tracer.no_latency = true;
-		break;
-	case 'v':
-		env.tracer.verbose = true;
 		break;
 	case ARGP_KEY_ARG:
 		return shmem_arg_error(state, "unexpected argument: %s", arg);
@@ -239,8 +216,7 @@ static int drop_capabilities(void)
 
 int main(int argc, char **argv)
 {
-	static const struct argp argp = { options, parse_arg, NULL, doc,
-					  NULL, NULL, NULL };
+	static const struct argp argp = { options, parse_arg, NULL, doc, children, NULL, NULL };
 	struct MHD_Daemon *daemon;
 	struct shmem_info info;
 	char missing[512];
@@ -249,15 +225,10 @@ int main(int argc, char **argv)
 
 	if (shmem_parse_args(&argp, argc, argv))
 		return 1;
-	if (env.pinned && (env.tracer.pid || env.tracer.cgroup ||
-			   env.tracer.no_latency)) {
-		fprintf(stderr, PROG ": --pid, --cgroup and --no-latency apply when loading; shmemtrace takes them\n");
-		return 1;
-	}
 	fd = listen_on(env.address, env.port);
 	if (fd < 0)
 		return 1;
-	if (shmem_source_open(&src, env.pinned, &env.tracer, PROG)) {
+	if (shmem_source_open(&src, shmem_args.pinned, &shmem_args.tracer, PROG)) {
 		close(fd);
 		return 1;
 	}

@@ -17,8 +17,6 @@
 #define MTHP_DIR "/sys/kernel/mm/transparent_hugepage"
 
 static struct {
-	struct shmem_tracer_opts tracer;
-	const char *pinned;
 	long interval;		/* 0: one report at the end */
 	long count;		/* 0: until stopped */
 	bool timestamp, msecs;
@@ -35,49 +33,27 @@ static const char doc[] =
 "    shmemhist -m -- fio job   # latency in milliseconds while fio runs\n"
 "    shmemhist --pinned /sys/fs/bpf/shmem   # read shmemtrace's maps\n";
 
-enum { OPT_PINNED = 1000 };
-
 static const struct argp_option options[] = {
-	{ "pid", 'p', "PID", 0, "Trace this process only", 0 },
-	{ "cgroup", 'c', "PATH", 0, "Trace this cgroup (v2 directory) only", 0 },
 	{ "timestamp", 'T', NULL, 0, "Print a timestamp with each report", 0 },
 	{ "milliseconds", 'm', NULL, 0, "Latency histograms in milliseconds", 0 },
-	{ "pinned", OPT_PINNED, "DIR", 0,
-	  "Read the maps pinned under DIR by shmemtrace", 0 },
-	{ "no-latency", 'L', NULL, 0,
-	  "Leave out the latency timing (its fentry/fexit pairs cost most)", 0 },
-	{ "verbose", 'v', NULL, 0, "Show libbpf's messages", 0 },
 	{ "help", 'h', NULL, 0, "Show this help", -1 },
+	{},
+};
+
+static const struct argp_child children[] = {
+	{ &shmem_loader_argp, 0, NULL, 0 },
+	{ &shmem_pinned_argp, 0, NULL, 0 },
 	{},
 };
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
-	long v;
-
 	switch (key) {
-	case 'p':
-		if (shmem_parse_long(arg, 1, 4194304, &v))
-			return shmem_arg_error(state, "invalid PID: %s", arg);
-		env.tracer.pid = v;
-		break;
-	case 'c':
-		env.tracer.cgroup = arg;
-		break;
 	case 'T':
 		env.timestamp = true;
 		break;
 	case 'm':
 		env.msecs = true;
-		break;
-	case OPT_PINNED:
-		env.pinned = arg;
-		break;
-	case 'L':
-		env.tracer.no_latency = true;
-		break;
-	case 'v':
-		env.tracer.verbose = true;
 		break;
 	case ARGP_KEY_ARG:
 		if (state->arg_num == 0) {
@@ -339,7 +315,7 @@ static void report(const struct shmem_snapshot *d, bool mthp_since_boot)
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { options, parse_arg, "[INTERVAL [COUNT]] [-- COMMAND [ARG...]]",
-					  doc, NULL, NULL, NULL };
+					  doc, children, NULL, NULL };
 	struct shmem_snapshot prev = {}, now, delta;
 	struct shmem_source src;
 	char missing[512];
@@ -352,14 +328,9 @@ int main(int argc, char **argv)
 	cmd = shmem_split_command(&argc, argv);
 	if (shmem_parse_args(&argp, argc, argv))
 		return 1;
-	if (env.pinned && (env.tracer.pid || env.tracer.cgroup ||
-			   env.tracer.no_latency)) {
-		fprintf(stderr, PROG ": --pid, --cgroup and --no-latency apply when loading; shmemtrace takes them\n");
-		return 1;
-	}
-	pinned_once = env.pinned && !env.interval;
+	pinned_once = shmem_args.pinned && !env.interval;
 	shmem_handle_signals();
-	if (shmem_source_open(&src, env.pinned, &env.tracer, PROG))
+	if (shmem_source_open(&src, shmem_args.pinned, &shmem_args.tracer, PROG))
 		return 1;
 	if (shmem_info_read(src.maps, &prev.info)) {
 		fprintf(stderr, PROG ": cannot read the info map\n");
@@ -380,14 +351,14 @@ int main(int argc, char **argv)
 			shmem_source_close(&src);
 			return 1;
 		}
-	} else if (!env.interval && !env.pinned) {
+	} else if (!env.interval && !shmem_args.pinned) {
 		fprintf(stderr, "Tracing shmem folios... Hit Ctrl-C to end.\n");
 	}
 	while (!done) {
 		/* no interval: one report at Ctrl-C or when the command exits */
 		double wait = env.interval ? env.interval : 86400;
 
-		if (!env.pinned || env.interval)
+		if (!shmem_args.pinned || env.interval)
 			if (shmem_wait(wait, child, -1, &status) == 1) {
 				done = exited = true;
 				child = 0;

@@ -18,8 +18,6 @@
 #define MTHP_DIR "/sys/kernel/mm/transparent_hugepage"
 
 static struct {
-	struct shmem_tracer_opts tracer;
-	const char *pinned;
 	double interval;
 	long count;		/* 0: until stopped */
 	long max_rows;
@@ -45,7 +43,7 @@ static const char doc[] =
 "    shmemtop --json -- fallocate -l 8M /mnt/f   # JSON for one command\n"
 "    shmemtop --pinned /sys/fs/bpf/shmem -b -n 1  # read shmemtrace's maps\n";
 
-enum { OPT_PINNED = 1000, OPT_JSON };
+enum { OPT_JSON = 1000 };
 
 static const struct argp_option options[] = {
 	{ "batch", 'b', NULL, 0, "Print plain text reports, no live view", 0 },
@@ -56,14 +54,13 @@ static const struct argp_option options[] = {
 	{ "sort", 's', "KEY", 0,
 	  "Sort by allocs, large, fallbacks, splits, partial, latency or name", 0 },
 	{ "view", 'V', "VIEW", 0, "Rows per files, procs or cgroups", 0 },
-	{ "pid", 'p', "PID", 0, "Trace this process only", 0 },
-	{ "cgroup", 'c', "PATH", 0, "Trace this cgroup (v2 directory) only", 0 },
-	{ "pinned", OPT_PINNED, "DIR", 0,
-	  "Read the maps pinned under DIR by shmemtrace", 0 },
-	{ "no-latency", 'L', NULL, 0,
-	  "Leave out the latency timing (its fentry/fexit pairs cost most)", 0 },
-	{ "verbose", 'v', NULL, 0, "Show libbpf's messages", 0 },
 	{ "help", 'h', NULL, 0, "Show this help", -1 },
+	{},
+};
+
+static const struct argp_child children[] = {
+	{ &shmem_loader_argp, 0, NULL, 0 },
+	{ &shmem_pinned_argp, 0, NULL, 0 },
 	{},
 };
 
@@ -106,23 +103,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (v == SHMEM_NR_ROW_KINDS)
 			return shmem_arg_error(state, "invalid view: %s", arg);
 		env.view = v;
-		break;
-	case 'p':
-		if (shmem_parse_long(arg, 1, 4194304, &v))
-			return shmem_arg_error(state, "invalid PID: %s", arg);
-		env.tracer.pid = v;
-		break;
-	case 'c':
-		env.tracer.cgroup = arg;
-		break;
-	case OPT_PINNED:
-		env.pinned = arg;
-		break;
-	case 'L':
-		env.tracer.no_latency = true;
-		break;
-	case 'v':
-		env.tracer.verbose = true;
 		break;
 	case ARGP_KEY_ARG:
 		return shmem_arg_error(state, "unexpected argument: %s (a command goes after --)",
@@ -311,7 +291,7 @@ static bool handle_key(int ch)
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { options, parse_arg,
-					  "[-- COMMAND [ARG...]]", doc, NULL, NULL, NULL };
+					  "[-- COMMAND [ARG...]]", doc, children, NULL, NULL };
 	/* the first report counts from the start: from empty maps */
 	struct shmem_snapshot prev = {}, now, delta = {};
 	struct shmem_source src;
@@ -330,13 +310,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": the live view needs a terminal: use -b or --json\n");
 		return 1;
 	}
-	if (env.pinned && (env.tracer.pid || env.tracer.cgroup ||
-			   env.tracer.no_latency)) {
-		fprintf(stderr, PROG ": --pid, --cgroup and --no-latency apply when loading; shmemtrace takes them\n");
-		return 1;
-	}
 	shmem_handle_signals();
-	if (shmem_source_open(&src, env.pinned, &env.tracer, PROG))
+	if (shmem_source_open(&src, shmem_args.pinned, &shmem_args.tracer, PROG))
 		return 1;
 	if (shmem_info_read(src.maps, &prev.info)) {
 		fprintf(stderr, PROG ": cannot read the info map\n");

@@ -12,7 +12,6 @@
 #define PROG "shmemtrace"
 
 static struct {
-	struct shmem_tracer_opts tracer;
 	const char *dir;
 	const char *command;
 } env = {
@@ -33,36 +32,20 @@ static const char doc[] =
 
 static const struct argp_option options[] = {
 	{ "dir", 'd', "DIR", 0, "bpffs directory (default " SHMEM_PIN_DEFAULT ")", 0 },
-	{ "pid", 'p', "PID", 0, "start: trace this process only", 0 },
-	{ "cgroup", 'c', "PATH", 0, "start: trace this cgroup (v2 directory) only", 0 },
-	{ "no-latency", 'L', NULL, 0,
-	  "Leave out the latency timing (its fentry/fexit pairs cost most)", 0 },
-	{ "verbose", 'v', NULL, 0, "Show libbpf's messages", 0 },
 	{ "help", 'h', NULL, 0, "Show this help", -1 },
+	{},
+};
+
+static const struct argp_child children[] = {
+	{ &shmem_loader_argp, 0, NULL, 0 },
 	{},
 };
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
-	long v;
-
 	switch (key) {
 	case 'd':
 		env.dir = arg;
-		break;
-	case 'p':
-		if (shmem_parse_long(arg, 1, 4194304, &v))
-			return shmem_arg_error(state, "invalid PID: %s", arg);
-		env.tracer.pid = v;
-		break;
-	case 'c':
-		env.tracer.cgroup = arg;
-		break;
-	case 'L':
-		env.tracer.no_latency = true;
-		break;
-	case 'v':
-		env.tracer.verbose = true;
 		break;
 	case ARGP_KEY_ARG:
 		if (state->arg_num)
@@ -98,7 +81,7 @@ static int start(void)
 	struct shmem_tracer t;
 	int err;
 
-	if (shmem_tracer_start(&t, &env.tracer, PROG))
+	if (shmem_tracer_start(&t, &shmem_args.tracer, PROG))
 		return 1;
 	err = shmem_tracer_pin(&t, env.dir, PROG);
 	if (!err)
@@ -128,7 +111,7 @@ static int status(void)
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { options, parse_arg,
-					  "start|status|stop", doc, NULL, NULL, NULL };
+					  "start|status|stop", doc, children, NULL, NULL };
 
 	if (shmem_parse_args(&argp, argc, argv))
 		return 1;

@@ -46,6 +46,65 @@ error_t shmem_parse_common(int key, struct argp_state *state)
 	return ARGP_ERR_UNKNOWN;
 }
 
+struct shmem_args shmem_args;
+
+enum { OPT_PINNED = 0x1000 };
+
+static const struct argp_option loader_options[] = {
+	{ "pid", 'p', "PID", 0, "Trace this process only", 0 },
+	{ "cgroup", 'c', "PATH", 0, "Trace this cgroup (v2 directory) only", 0 },
+	{ "no-latency", 'L', NULL, 0,
+	  "Leave out the latency timing (its fentry/fexit pairs cost most)", 0 },
+	{ "verbose", 'v', NULL, 0, "Show libbpf's messages", 0 },
+	{},
+};
+
+static const struct argp_option pinned_options[] = {
+	{ "pinned", OPT_PINNED, "DIR", 0,
+	  "Read the maps pinned under DIR by shmemtrace", 0 },
+	{},
+};
+
+static error_t parse_shared(int key, char *arg, struct argp_state *state)
+{
+	struct shmem_tracer_opts *t = &shmem_args.tracer;
+	long pid;
+
+	switch (key) {
+	case 'p':
+		if (shmem_parse_long(arg, 1, 4194304, &pid))
+			return shmem_arg_error(state, "invalid PID: %s", arg);
+		t->pid = pid;
+		break;
+	case 'c':
+		t->cgroup = arg;
+		break;
+	case 'L':
+		t->no_latency = true;
+		break;
+	case 'v':
+		t->verbose = true;
+		break;
+	case OPT_PINNED:
+		shmem_args.pinned = arg;
+		break;
+	case ARGP_KEY_END:
+		if (shmem_args.pinned && (t->pid || t->cgroup || t->no_latency))
+			return shmem_arg_error(state, "--pid, --cgroup and --no-latency apply when loading; shmemtrace takes them");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+const struct argp shmem_loader_argp = {
+	loader_options, parse_shared, NULL, NULL, NULL, NULL, NULL,
+};
+const struct argp shmem_pinned_argp = {
+	pinned_options, parse_shared, NULL, NULL, NULL, NULL, NULL,
+};
+
 int shmem_parse_args(const struct argp *argp, int argc, char **argv)
 {
 	/*

@@ -203,6 +203,19 @@ int shmem_source_open(struct shmem_source *src, const char *pinned_dir,
 		      const struct shmem_tracer_opts *opts, const char *prog);
 void shmem_source_close(struct shmem_source *src);
 
+/*
+ * Options every loader shares (-p, -c, -L, -v) and the readers' --pinned,
+ * as argp children: the tools list them in their struct argp.
+ */
+struct shmem_args {
+	struct shmem_tracer_opts tracer;
+	const char *pinned;
+};
+
+extern struct shmem_args shmem_args;
+extern const struct argp shmem_loader_argp;
+extern const struct argp shmem_pinned_argp;
+
 /* Command line (cli.c): errors are one line naming the problem. */
 int shmem_arg_error(struct argp_state *state, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
