@@ -21,7 +21,6 @@
 #include "page.h"
 
 #define PROG "shmem-exporter"
-#define MTHP_DIR "/sys/kernel/mm/transparent_hugepage"
 #define DEFAULT_PORT 9743
 
 static struct {
@@ -99,7 +98,7 @@ static char *scrape(void)
 	char *text = NULL;
 
 	pthread_mutex_lock(&scrape_lock);
-	if (!shmem_snapshot_read(src.maps, MTHP_DIR, &s)) {
+	if (!shmem_snapshot_read(src.maps, SHMEM_MTHP_DIR, &s)) {
 		shmem_mounts_read("/proc/self/mountinfo", &mounts);
 		text = shmem_metrics_text(&s, &mounts, env.top_files);
 		shmem_mounts_free(&mounts);
@@ -218,8 +217,7 @@ int main(int argc, char **argv)
 {
 	static const struct argp argp = { options, parse_arg, NULL, doc, children, NULL, NULL };
 	struct MHD_Daemon *daemon;
-	struct shmem_info info;
-	char missing[512];
+	struct shmem_snapshot base;
 	sigset_t quit;
 	int fd, sig;
 
@@ -228,18 +226,14 @@ int main(int argc, char **argv)
 	fd = listen_on(env.address, env.port);
 	if (fd < 0)
 		return 1;
-	if (shmem_source_open(&src, shmem_args.pinned, &shmem_args.tracer, PROG)) {
+	if (shmem_source_begin(&src, &base, true, false, PROG)) {
 		close(fd);
 		return 1;
 	}
-	if (drop_capabilities() || shmem_info_read(src.maps, &info)) {
+	if (drop_capabilities()) {
 		shmem_source_close(&src);
 		return 1;
 	}
-	shmem_missing_signals(&info, missing, sizeof(missing));
-	if (*missing)
-		fprintf(stderr, PROG ": %s mode, missing on this kernel: %s\n",
-			info.tracepoints ? "tracepoint" : "fallback", missing);
 
 	/* the server's threads must not take the signals main waits for */
 	sigemptyset(&quit);

@@ -14,7 +14,6 @@
 #include "shmemstat.h"
 
 #define PROG "shmemhist"
-#define MTHP_DIR "/sys/kernel/mm/transparent_hugepage"
 
 static struct {
 	long interval;		/* 0: one report at the end */
@@ -318,7 +317,6 @@ int main(int argc, char **argv)
 					  doc, children, NULL, NULL };
 	struct shmem_snapshot prev = {}, now, delta;
 	struct shmem_source src;
-	char missing[512];
 	char **cmd;
 	pid_t child = 0;
 	int status = 0, err = 0;
@@ -330,21 +328,9 @@ int main(int argc, char **argv)
 		return 1;
 	pinned_once = shmem_args.pinned && !env.interval;
 	shmem_handle_signals();
-	if (shmem_source_open(&src, shmem_args.pinned, &shmem_args.tracer, PROG))
-		return 1;
-	if (shmem_info_read(src.maps, &prev.info)) {
-		fprintf(stderr, PROG ": cannot read the info map\n");
-		shmem_source_close(&src);
-		return 1;
-	}
-	prev.time = shmem_now();
 	/* one report of pinned maps: the kernel's counters since boot, too */
-	if (!pinned_once)
-		shmem_mthp_read(MTHP_DIR, &prev);
-	shmem_missing_signals(&prev.info, missing, sizeof(missing));
-	if (*missing)
-		fprintf(stderr, PROG ": %s mode, missing on this kernel: %s\n",
-			prev.info.tracepoints ? "tracepoint" : "fallback", missing);
+	if (shmem_source_begin(&src, &prev, pinned_once, false, PROG))
+		return 1;
 	if (cmd) {
 		child = shmem_command_start(cmd, PROG);
 		if (child < 0) {
@@ -365,7 +351,7 @@ int main(int argc, char **argv)
 			}
 		if (shmem_exiting || pinned_once)
 			done = true;
-		if (shmem_snapshot_read(src.maps, MTHP_DIR, &now) ||
+		if (shmem_snapshot_read(src.maps, SHMEM_MTHP_DIR, &now) ||
 		    shmem_snapshot_delta(&now, &prev, &delta)) {
 			fprintf(stderr, PROG ": cannot read the maps\n");
 			err = 1;

@@ -15,7 +15,6 @@
 #include "shmemstat.h"
 
 #define PROG "shmemtop"
-#define MTHP_DIR "/sys/kernel/mm/transparent_hugepage"
 
 static struct {
 	double interval;
@@ -311,19 +310,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	shmem_handle_signals();
-	if (shmem_source_open(&src, shmem_args.pinned, &shmem_args.tracer, PROG))
+	/* the live view shows what is missing on its own screen */
+	if (shmem_source_begin(&src, &prev, false, live_view, PROG))
 		return 1;
-	if (shmem_info_read(src.maps, &prev.info)) {
-		fprintf(stderr, PROG ": cannot read the info map\n");
-		shmem_source_close(&src);
-		return 1;
-	}
-	prev.time = shmem_now();
-	shmem_mthp_read(MTHP_DIR, &prev);
 	shmem_missing_signals(&prev.info, missing, sizeof(missing));
-	if (*missing && !live_view)
-		fprintf(stderr, PROG ": %s mode, missing on this kernel: %s\n",
-			prev.info.tracepoints ? "tracepoint" : "fallback", missing);
 	if (cmd) {
 		child = shmem_command_start(cmd, PROG);
 		if (child < 0) {
@@ -364,7 +354,7 @@ int main(int argc, char **argv)
 			}
 		}
 		shmem_snapshot_free(&delta);
-		if (shmem_snapshot_read(src.maps, MTHP_DIR, &now)) {
+		if (shmem_snapshot_read(src.maps, SHMEM_MTHP_DIR, &now)) {
 			fprintf(stderr, PROG ": cannot read the maps\n");
 			err = 1;
 			break;

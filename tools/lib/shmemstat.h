@@ -17,6 +17,7 @@
 #include "shmem_stats.h"
 
 #define SHMEM_PIN_DEFAULT "/sys/fs/bpf/shmem"
+#define SHMEM_MTHP_DIR "/sys/kernel/mm/transparent_hugepage"
 
 /* File descriptors of the maps, whoever loaded them. */
 struct shmem_maps {
@@ -201,6 +202,14 @@ struct shmem_source {
 
 int shmem_source_open(struct shmem_source *src, const char *pinned_dir,
 		      const struct shmem_tracer_opts *opts, const char *prog);
+/*
+ * shmem_source_open() with shmem_args, then the baseline a front end's
+ * first report counts from: empty maps, the info map, and the kernel's
+ * mTHP counters now (left empty with @mthp_since_boot).  Unless @quiet,
+ * says in one line what this kernel does not let us see.
+ */
+int shmem_source_begin(struct shmem_source *src, struct shmem_snapshot *base,
+		       bool mthp_since_boot, bool quiet, const char *prog);
 void shmem_source_close(struct shmem_source *src);
 
 /*

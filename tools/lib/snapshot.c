@@ -622,6 +622,19 @@ static json_object *hist_json(const struct shmem_hist *h)
 	return o;
 }
 
+/* {"size": "2M", "order": 9, "reason": ...}: a fallback or split entry */
+static json_object *order_reason_json(unsigned int order, const char *reason)
+{
+	json_object *o = json_object_new_object();
+	char size[16];
+
+	shmem_order_size(order, size, sizeof(size));
+	json_object_object_add(o, "size", json_object_new_string(size));
+	json_object_object_add(o, "order", json_object_new_int(order));
+	json_object_object_add(o, "reason", json_object_new_string(reason));
+	return o;
+}
+
 json_object *shmem_snapshot_json(const struct shmem_snapshot *s, double secs,
 				 size_t max_rows)
 {
@@ -690,12 +703,7 @@ json_object *shmem_snapshot_json(const struct shmem_snapshot *s, double secs,
 
 			if (!s->fallbacks[order][r])
 				continue;
-			f = json_object_new_object();
-			shmem_order_size(order, size, sizeof(size));
-			json_object_object_add(f, "size", json_object_new_string(size));
-			json_object_object_add(f, "order", json_object_new_int(order));
-			json_object_object_add(f, "reason", json_object_new_string(
-				shmem_fallback_name(r)));
+			f = order_reason_json(order, shmem_fallback_name(r));
 			json_object_object_add(f, "count", json_object_new_uint64(
 				s->fallbacks[order][r]));
 			json_object_array_add(fallbacks, f);
@@ -706,12 +714,7 @@ json_object *shmem_snapshot_json(const struct shmem_snapshot *s, double secs,
 
 			if (!c->done && !c->failed)
 				continue;
-			f = json_object_new_object();
-			shmem_order_size(order, size, sizeof(size));
-			json_object_object_add(f, "size", json_object_new_string(size));
-			json_object_object_add(f, "order", json_object_new_int(order));
-			json_object_object_add(f, "reason", json_object_new_string(
-				shmem_split_name(r)));
+			f = order_reason_json(order, shmem_split_name(r));
 			json_object_object_add(f, "done", json_object_new_uint64(c->done));
 			json_object_object_add(f, "failed",
 					       json_object_new_uint64(c->failed));

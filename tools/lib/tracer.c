@@ -415,6 +415,29 @@ int shmem_source_open(struct shmem_source *src, const char *pinned_dir,
 	return 0;
 }
 
+int shmem_source_begin(struct shmem_source *src, struct shmem_snapshot *base,
+		       bool mthp_since_boot, bool quiet, const char *prog)
+{
+	char missing[512];
+
+	if (shmem_source_open(src, shmem_args.pinned, &shmem_args.tracer, prog))
+		return -1;
+	memset(base, 0, sizeof(*base));
+	if (shmem_info_read(src->maps, &base->info)) {
+		fprintf(stderr, "%s: cannot read the info map\n", prog);
+		shmem_source_close(src);
+		return -1;
+	}
+	base->time = shmem_now();
+	if (!mthp_since_boot)
+		shmem_mthp_read(SHMEM_MTHP_DIR, base);
+	shmem_missing_signals(&base->info, missing, sizeof(missing));
+	if (*missing && !quiet)
+		fprintf(stderr, "%s: %s mode, missing on this kernel: %s\n", prog,
+			base->info.tracepoints ? "tracepoint" : "fallback", missing);
+	return 0;
+}
+
 void shmem_source_close(struct shmem_source *src)
 {
 	if (src->live)
