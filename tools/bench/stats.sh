@@ -1,0 +1,11 @@
+# Sourced by the benchmark scripts: statistics of numbers on stdin.
+
+# the median
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+# the spread: half the range, as a percentage of the median
+spread() {
+	sort -n | awk '{ v[NR] = $1 } END {
+		m = v[int((NR + 1) / 2)]
+		printf "±%.1f%%", m ? 50 * (v[NR] - v[1]) / m : 0 }'
+}
