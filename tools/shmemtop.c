@@ -106,7 +106,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_ARG:
 		return shmem_arg_error(state, "unexpected argument: %s (a command goes after --)",
 			   arg);
-		break;
 	default:
 		return shmem_parse_common(key, state);
 	}
@@ -173,12 +172,6 @@ static void format_row(char *buf, size_t len, const struct shmem_row_entry *e)
 			 row->alloc_ns / 1e3 / row->alloc_calls : 0.0);
 }
 
-static bool row_shown(const struct shmem_row *row)
-{
-	return shmem_row_allocs(row) || row->fallbacks || row->splits ||
-	       row->partial || row->zeroed;
-}
-
 static void format_summary(char *buf, size_t len, const struct shmem_snapshot *d)
 {
 	size_t used = snprintf(buf, len, "allocs:");
@@ -221,7 +214,7 @@ static void print_text(const struct shmem_snapshot *d)
 	format_header(line, sizeof(line));
 	printf("%s\n", line);
 	for (size_t i = 0; i < d->nr_rows[env.view] && shown < env.max_rows; i++) {
-		if (!row_shown(&d->rows[env.view][i].row))
+		if (!shmem_row_active(&d->rows[env.view][i].row))
 			continue;
 		format_row(line, sizeof(line), &d->rows[env.view][i]);
 		printf("%s\n", line);
@@ -261,7 +254,7 @@ static void draw(const struct shmem_snapshot *d, const char *missing)
 	mvprintw(y++, 0, "%-*.*s", COLS, COLS, line);
 	attroff(A_REVERSE);
 	for (size_t i = 0; i < d->nr_rows[env.view] && rows > 0; i++) {
-		if (!row_shown(&d->rows[env.view][i].row))
+		if (!shmem_row_active(&d->rows[env.view][i].row))
 			continue;
 		format_row(line, sizeof(line), &d->rows[env.view][i]);
 		mvprintw(y++, 0, "%.*s", COLS, line);

@@ -97,41 +97,60 @@ static void print_allocs(FILE *out, const struct shmem_snapshot *s,
 	}
 }
 
+/* name{order,size,reason} value, for every non-zero cell */
+static void order_reason_samples(FILE *out, const char *name,
+				 unsigned int nr_reasons,
+				 const char *(*reason_name)(unsigned int),
+				 __u64 (*value)(const struct shmem_snapshot *,
+						unsigned int, unsigned int),
+				 const struct shmem_snapshot *s)
+{
+	for (unsigned int o = 0; o < SHMEM_NR_ORDERS; o++)
+		for (unsigned int r = 0; r < nr_reasons; r++) {
+			__u64 v = value(s, o, r);
+
+			if (!v)
+				continue;
+			fprintf(out, "%s{", name);
+			order_labels(out, o);
+			fprintf(out, ",reason=\"%s\"} %llu\n", reason_name(r),
+				(unsigned long long)v);
+		}
+}
+
+static __u64 fallbacks_of(const struct shmem_snapshot *s, unsigned int o,
+			  unsigned int r)
+{
+	return s->fallbacks[o][r];
+}
+
+static __u64 splits_done(const struct shmem_snapshot *s, unsigned int o,
+			 unsigned int r)
+{
+	return s->splits[o][r].done;
+}
+
+static __u64 splits_failed(const struct shmem_snapshot *s, unsigned int o,
+			   unsigned int r)
+{
+	return s->splits[o][r].failed;
+}
+
 static void print_fallbacks_splits(FILE *out, const struct shmem_snapshot *s)
 {
 	header(out, "shmem_folio_fallbacks_total", "counter",
 	       "Folio orders given up, by order and reason.");
-	for (unsigned int o = 0; o < SHMEM_NR_ORDERS; o++)
-		for (unsigned int r = 0; r < SHMEM_STAT_NR_FALLBACKS; r++)
-			if (s->fallbacks[o][r]) {
-				fprintf(out, "shmem_folio_fallbacks_total{");
-				order_labels(out, o);
-				fprintf(out, ",reason=\"%s\"} %llu\n",
-					shmem_fallback_name(r),
-					(unsigned long long)s->fallbacks[o][r]);
-			}
+	order_reason_samples(out, "shmem_folio_fallbacks_total",
+			     SHMEM_STAT_NR_FALLBACKS, shmem_fallback_name,
+			     fallbacks_of, s);
 	header(out, "shmem_folio_splits_total", "counter",
 	       "Large shmem folios split, by order before and reason.");
-	for (unsigned int o = 0; o < SHMEM_NR_ORDERS; o++)
-		for (unsigned int r = 0; r < SHMEM_STAT_NR_SPLITS; r++)
-			if (s->splits[o][r].done) {
-				fprintf(out, "shmem_folio_splits_total{");
-				order_labels(out, o);
-				fprintf(out, ",reason=\"%s\"} %llu\n",
-					shmem_split_name(r),
-					(unsigned long long)s->splits[o][r].done);
-			}
+	order_reason_samples(out, "shmem_folio_splits_total",
+			     SHMEM_STAT_NR_SPLITS, shmem_split_name, splits_done, s);
 	header(out, "shmem_folio_split_failures_total", "counter",
 	       "Splits shmem attempted that failed, by order and reason.");
-	for (unsigned int o = 0; o < SHMEM_NR_ORDERS; o++)
-		for (unsigned int r = 0; r < SHMEM_STAT_NR_SPLITS; r++)
-			if (s->splits[o][r].failed) {
-				fprintf(out, "shmem_folio_split_failures_total{");
-				order_labels(out, o);
-				fprintf(out, ",reason=\"%s\"} %llu\n",
-					shmem_split_name(r),
-					(unsigned long long)s->splits[o][r].failed);
-			}
+	order_reason_samples(out, "shmem_folio_split_failures_total",
+			     SHMEM_STAT_NR_SPLITS, shmem_split_name, splits_failed, s);
 }
 
 static void print_blocks(FILE *out, const struct shmem_snapshot *s)

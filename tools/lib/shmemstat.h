@@ -111,6 +111,8 @@ void shmem_snapshot_free(struct shmem_snapshot *s);
 
 __u64 shmem_row_allocs(const struct shmem_row *row);
 __u64 shmem_row_large(const struct shmem_row *row);
+/* Anything counted in the row: allocations, fallbacks, splits, ... */
+bool shmem_row_active(const struct shmem_row *row);
 /* Allocations of @order summed over devices and paths. */
 __u64 shmem_order_allocs(const struct shmem_snapshot *s, unsigned int order);
 

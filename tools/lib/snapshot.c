@@ -551,7 +551,7 @@ void shmem_rows_sort(struct shmem_snapshot *s, enum shmem_row_kind kind,
 	      row_cmp);
 }
 
-static bool row_active(const struct shmem_row *row)
+bool shmem_row_active(const struct shmem_row *row)
 {
 	return shmem_row_allocs(row) || row->fallbacks || row->splits ||
 	       row->partial || row->zeroed;
@@ -660,7 +660,7 @@ json_object *shmem_snapshot_json(const struct shmem_snapshot *s, double secs,
 		size_t shown = 0;
 
 		for (size_t i = 0; i < s->nr_rows[k] && shown < max_rows; i++) {
-			if (!row_active(&s->rows[k][i].row))
+			if (!shmem_row_active(&s->rows[k][i].row))
 				continue;
 			json_object_array_add(rows, row_json(k, &s->rows[k][i]));
 			shown++;

@@ -242,26 +242,6 @@ void shmem_tracer_stop(struct shmem_tracer *t)
 	t->skel = NULL;
 }
 
-/* Calls @fn with the name of every map the object pins. */
-static int for_each_map_name(int (*fn)(const char *name, void *arg), void *arg)
-{
-	struct shmem_bpf *skel = shmem_bpf__open();
-	struct bpf_map *map;
-	int err = 0;
-
-	if (!skel)
-		return -1;
-	bpf_object__for_each_map(map, skel->obj) {
-		if (bpf_map__is_internal(map))
-			continue;
-		err = fn(bpf_map__name(map), arg);
-		if (err)
-			break;
-	}
-	shmem_bpf__destroy(skel);
-	return err;
-}
-
 int shmem_tracer_pin(struct shmem_tracer *t, const char *dir, const char *prog)
 {
 	const struct bpf_object_skeleton *s = t->skel->skeleton;
@@ -298,27 +278,35 @@ fail:
 	return -1;
 }
 
-static int is_map_name(const char *name, void *arg)
+/* Is @name one of the maps shmem_tracer_pin() pins? */
+static bool pinned_map(const struct shmem_bpf *skel, const char *name)
 {
-	return !strcmp(name, arg);
+	struct bpf_map *map = bpf_object__find_map_by_name(skel->obj, name);
+
+	return map && !bpf_map__is_internal(map);
 }
 
 int shmem_unpin(const char *dir, const char *prog)
 {
+	/* opened, not loaded: only to know the names of its maps */
+	struct shmem_bpf *skel = shmem_bpf__open();
 	DIR *d = opendir(dir);
 	struct dirent *de;
 	int err = 0;
 
-	if (!d) {
-		fprintf(stderr, "%s: cannot open %s: %s\n", prog, dir,
-			strerror(errno));
+	if (!d || !skel) {
+		fprintf(stderr, "%s: cannot open %s: %s\n", prog,
+			d ? "the BPF object" : dir, strerror(errno));
+		if (d)
+			closedir(d);
+		shmem_bpf__destroy(skel);
 		return -1;
 	}
 	while ((de = readdir(d))) {
 		char path[PATH_MAX];
 
 		if (strncmp(de->d_name, LINK_PREFIX, strlen(LINK_PREFIX)) &&
-		    for_each_map_name(is_map_name, de->d_name) != 1)
+		    !pinned_map(skel, de->d_name))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		if (unlink(path)) {
@@ -328,6 +316,7 @@ int shmem_unpin(const char *dir, const char *prog)
 		}
 	}
 	closedir(d);
+	shmem_bpf__destroy(skel);
 	if (!err && rmdir(dir)) {
 		fprintf(stderr, "%s: cannot remove %s: %s\n", prog, dir,
 			strerror(errno));
