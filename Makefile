@@ -51,8 +51,12 @@ $(BIN)/shmem_loop: tools/bench/shmem_loop.c | $(BIN)
 $(BIN)/shmem_pft: tools/bench/shmem_pft.c | $(BIN)
 	$(CC) $(CFLAGS) -o $@ $< -lpthread
 
-bench: kernel kernel-notrace kernel-stock $(BIN)/shmem_loop $(BIN)/shmem_pft tools
+$(BIN)/shmem_seek: tools/bench/shmem_seek.c | $(BIN)
+	$(CC) $(CFLAGS) -o $@ $<
+
+bench: kernel kernel-notrace kernel-stock $(BIN)/shmem_loop $(BIN)/shmem_pft $(BIN)/shmem_seek tools
 	tools/bench/tracepoints
+	tools/bench/seek
 	tools/bench/tracing
 	tools/bench/suite
 
