@@ -329,8 +329,11 @@ static void test_charge_fallback_index(const char *hugelarge)
 	      "huge=always,large_folios: 64K write at 64K in a 1M memory cgroup");
 	free(buf);
 	t = trace_stop(ino_of(charge_fd));
-	n = pick(&t, "shmem_alloc_fallback", a, 16);
-	check(n == 1 && num(a[0], "order") == 9 && is(a[0], "reason", "charge") &&
+	n = 0;
+	for (int i = 0; i < t.nr && n < 16; i++)
+		if (!strcmp(t.ev[i].name, "shmem_alloc_fallback") && is(&t.ev[i], "reason", "charge"))
+			a[n++] = &t.ev[i];
+	check(n == 1 && num(a[0], "order") == 9 &&
 	      num(a[0], "index") == 16 && num(a[0], "next_order") == 0,
 	      "one charge fallback: order 9 at index 16 (the index written), next order 0 "
 	      "(%d events, index %ld, next_order %ld)", n, n ? num(a[0], "index") : -1,
