@@ -2,6 +2,7 @@
 /* Helpers shared by the kernel tests: TAP output, files, sysfs, /proc. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <glob.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
 #include <stdarg.h>
@@ -183,17 +184,24 @@ int folio_order_at(int fd, off_t off, bool *uptodate)
 	return __builtin_ctzl(n);
 }
 
-long sysfs_long(const char *fmt, long arg)
+/* The number a sysfs or /proc file starts with. */
+long file_long(const char *path)
 {
-	char path[256], buf[64] = "";
-	int fd;
+	char buf[64] = "";
+	int fd = open(path, O_RDONLY);
 
-	snprintf(path, sizeof(path), fmt, arg);
-	fd = open(path, O_RDONLY);
 	if (fd < 0 || read(fd, buf, sizeof(buf) - 1) < 0)
 		die(path);
 	close(fd);
 	return atol(buf);
+}
+
+long sysfs_long(const char *fmt, long arg)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), fmt, arg);
+	return file_long(path);
 }
 
 void sysfs_write(const char *path, const char *value)
@@ -210,6 +218,33 @@ long shmem_allocs(long kb)
 {
 	return sysfs_long("/sys/kernel/mm/transparent_hugepage/hugepages-%ldkB/stats/shmem_alloc",
 			  kb);
+}
+
+/* A per-size mTHP counter: hugepages-<kb>kB/stats/<stat>. */
+long mthp_stat(long kb, const char *stat)
+{
+	char fmt[256];
+
+	snprintf(fmt, sizeof(fmt), "/sys/kernel/mm/transparent_hugepage/hugepages-%%ldkB/stats/%s",
+		 stat);
+	return sysfs_long(fmt, kb);
+}
+
+/* A per-size mTHP counter summed over every size. */
+long mthp_stat_sum(const char *stat)
+{
+	char pattern[256];
+	long sum = 0;
+	glob_t g;
+
+	snprintf(pattern, sizeof(pattern),
+		 "/sys/kernel/mm/transparent_hugepage/hugepages-*kB/stats/%s", stat);
+	if (glob(pattern, 0, NULL, &g) || !g.gl_pathc)
+		die(pattern);
+	for (size_t i = 0; i < g.gl_pathc; i++)
+		sum += file_long(g.gl_pathv[i]);
+	globfree(&g);
+	return sum;
 }
 
 long meminfo_kb(const char *key)

@@ -29,9 +29,12 @@ bool is_zero(int fd, off_t off, size_t len);
 off_t seek(int fd, off_t off, int whence);
 uint64_t read_u64_at(const char *path, off_t index);
 int folio_order_at(int fd, off_t off, bool *uptodate);
+long file_long(const char *path);
 long sysfs_long(const char *fmt, long arg);
 void sysfs_write(const char *path, const char *value);
 long shmem_allocs(long kb);
+long mthp_stat(long kb, const char *stat);
+long mthp_stat_sum(const char *stat);
 long meminfo_kb(const char *key);
 void test_kernel_log(void);
 bool run_in_memcg(const char *max, void (*fn)(void *), void *arg, long *swapped);
@@ -39,7 +42,10 @@ bool run_in_memcg(const char *max, void (*fn)(void *), void *arg, long *swapped)
 /* The test groups */
 void folio_tests(const char *large, const char *plain, const char *huge,
 		 unsigned int seed, long ops);
-void trace_tests(const char *large, const char *plain, const char *huge);
+void trace_tests(const char *large, const char *plain, const char *huge,
+		 const char *hugelarge);
+void regress_tests(const char *large, const char *plain, const char *huge,
+		   const char *hugelarge);
 void mount_option_tests(const char *large);
 
 #endif

@@ -14,15 +14,17 @@ int main(int argc, char **argv)
 {
 	unsigned int seed = argc > 1 ? strtoul(argv[1], NULL, 0) : (unsigned int)getpid();
 	long ops = argc > 2 ? atol(argv[2]) : 100000;
-	const char *large, *plain, *huge;
+	const char *large, *plain, *huge, *hugelarge;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	large = mount_tmpfs("large", "large_folios");
 	plain = mount_tmpfs("default", "");
 	huge = mount_tmpfs("huge", "huge=always");
+	hugelarge = mount_tmpfs("hugelarge", "huge=always,large_folios");
 
 	folio_tests(large, plain, huge, seed, ops);
-	trace_tests(large, plain, huge);
+	trace_tests(large, plain, huge, hugelarge);
+	regress_tests(large, plain, huge, hugelarge);
 	mount_option_tests(large);
 	test_kernel_log();
 

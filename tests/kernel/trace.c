@@ -7,11 +7,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
+#include <linux/udmabuf.h>
+#include <linux/userfaultfd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "lib.h"
@@ -255,7 +259,7 @@ static void test_charge_fallback(const char *large)
 {
 	const struct event *a[16];
 	struct trace t;
-	long swapped;
+	long swapped, before = mthp_stat_sum("shmem_fallback_charge");
 	int n;
 
 	char *buf = malloc(2 * MB);
@@ -267,16 +271,73 @@ static void test_charge_fallback(const char *large)
 	free(buf);
 	t = trace_stop(ino_of(charge_fd));
 	n = pick(&t, "shmem_alloc_fallback", a, 16);
-	check(n > 0 && num(a[0], "order") == 9 && num(a[0], "next_order") == 8 &&
+	check(n > 0 && num(a[0], "order") == 9 && num(a[0], "next_order") == 0 &&
 	      is(a[0], "reason", "charge") && num(a[0], "index") == 0,
-	      "the 2M folio falls back to order 8 for the memcg charge");
-	/* The 1M folio may fail too (its xarray node is charged as well) */
-	int smaller = 0;
+	      "the 2M folio falls back to order 0 for the memcg charge (next_order %ld)",
+	      n > 0 ? num(a[0], "next_order") : -1);
+	/*
+	 * A charge that fails without reclaim ends the attempt: one charge
+	 * fallback per large allocation attempt, each straight to order 0.
+	 */
+	int charges = 0, bad = 0;
+	for (int i = 0; i < t.nr; i++) {
+		const struct event *e = &t.ev[i];
+
+		if (strcmp(e->name, "shmem_alloc_fallback") || !is(e, "reason", "charge"))
+			continue;
+		charges++;
+		bad += num(e, "next_order") != 0;
+		for (int j = 0; j < i; j++)
+			bad += !strcmp(t.ev[j].name, "shmem_alloc_fallback") &&
+			       is(&t.ev[j], "reason", "charge") &&
+			       num(&t.ev[j], "index") == num(e, "index");
+	}
+	check(charges > 0 && !bad && charges == mthp_stat_sum("shmem_fallback_charge") - before,
+	      "each charge fallback goes to order 0, one per index, as counted in "
+	      "shmem_fallback_charge (%d events, %d not so, counter +%ld)", charges, bad,
+	      mthp_stat_sum("shmem_fallback_charge") - before);
+	int zero = 0;
 	for (int i = 0; i < t.nr; i++)
-		smaller += !strcmp(t.ev[i].name, "shmem_alloc_folio") &&
-			   num(&t.ev[i], "order") > 0 && num(&t.ev[i], "order") < 9 &&
-			   is(&t.ev[i], "path", "write");
-	check(smaller > 0, "and smaller large folios fill the range (%d)", smaller);
+		zero += !strcmp(t.ev[i].name, "shmem_alloc_folio") && num(&t.ev[i], "index") == 0 &&
+			num(&t.ev[i], "order") == 0 && is(&t.ev[i], "path", "write");
+	check(zero == 1, "and index 0 gets an order-0 folio (%d)", zero);
+	free(t.ev);
+	close(charge_fd);
+}
+
+/* The fallback event reports the index asked for, not the failed order's alignment */
+static void write_64k_at_64k(void *buf)
+{
+	if (pwrite(charge_fd, buf, 64 * KB, 64 * KB) != 64 * KB) {
+		printf("# in the memory cgroup: pwrite: %s\n", strerror(errno));
+		_exit(1);
+	}
+}
+
+static void test_charge_fallback_index(const char *hugelarge)
+{
+	const struct event *a[16];
+	char *buf = malloc(64 * KB);
+	struct trace t;
+	long swapped;
+	int n;
+
+	memset(buf, 'A', 64 * KB);
+	charge_fd = open_new(hugelarge, "t-charge-index");
+	trace_start();
+	check(run_in_memcg("1M", write_64k_at_64k, buf, &swapped),
+	      "huge=always,large_folios: 64K write at 64K in a 1M memory cgroup");
+	free(buf);
+	t = trace_stop(ino_of(charge_fd));
+	n = 0;
+	for (int i = 0; i < t.nr && n < 16; i++)
+		if (!strcmp(t.ev[i].name, "shmem_alloc_fallback") && is(&t.ev[i], "reason", "charge"))
+			a[n++] = &t.ev[i];
+	check(n == 1 && num(a[0], "order") == 9 &&
+	      num(a[0], "index") == 16 && num(a[0], "next_order") == 0,
+	      "one charge fallback: order 9 at index 16 (the index written), next order 0 "
+	      "(%d events, index %ld, next_order %ld)", n, n ? num(a[0], "index") : -1,
+	      n ? num(a[0], "next_order") : -1);
 	free(t.ev);
 	close(charge_fd);
 }
@@ -313,18 +374,67 @@ static void test_punch_events(const char *large)
 	      is(a[0], "uptodate", "6/16"),
 	      "punch in a partial folio: blocks 1-2 cleared, 6/16 left");
 	n = pick(&t, "shmem_folio_split", a, 8);
-	check(n == 1 && num(a[0], "new_order") == 4 && num(a[0], "ret") == -EBUSY &&
-	      is(a[0], "reason", "truncate"), "and its split is refused with -EBUSY");
+	check(n == 1 && num(a[0], "old_order") == 4 && num(a[0], "new_order") == 0 &&
+	      num(a[0], "ret") == 0 && is(a[0], "reason", "truncate"),
+	      "and it is split 4 -> 0, its unwritten blocks zeroed first (ret %ld)",
+	      n ? num(a[0], "ret") : -999);
 	free(t.ev);
 
 	trace_start();
 	if (ftruncate(fd, 34 * KB))
 		die("ftruncate");
 	t = trace_stop(ino_of(fd));
-	n = pick(&t, "shmem_block_clear", a, 8);
-	check(n == 1 && num(a[0], "first") == 9 && num(a[0], "nr") == 3 &&
-	      is(a[0], "uptodate", "3/16"),
-	      "truncate to 34K: blocks 9-11 cleared, 3/16 left");
+	check(pick(&t, "shmem_block_clear", a, 8) == 0 && pick(&t, "shmem_folio_split", a, 8) == 0,
+	      "truncate to 34K: order-0 pages now, no block or split events");
+	free(t.ev);
+	close(fd);
+
+	/* A split refused because a pipe holds a page: the folio stays whole, ret 1 */
+	int p[2];
+	loff_t off = 32 * KB;
+
+	fd = open_new(large, "t-punch-pinned");
+	pwrite_pattern(fd, 0, 64 * KB, 8);
+	if (pipe(p) || splice(fd, &off, p[1], NULL, PAGE, 0) != PAGE)
+		die("splice");
+	trace_start();
+	if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 16 * KB, PAGE))
+		die("punch");
+	t = trace_stop(ino_of(fd));
+	n = pick(&t, "shmem_folio_split", a, 8);
+	int ok = n > 0;
+	for (int i = 0; i < n; i++)
+		ok &= is(a[i], "reason", "truncate") && num(a[i], "ret") == 1 &&
+		      num(a[i], "old_order") == 4;
+	check(ok, "punch 4K in a 64K folio a pipe holds a page of: split event ret 1, "
+	      "the folio stays whole (%d events, ret %ld)", n, n ? num(a[0], "ret") : -999);
+	check(is_zero(fd, 16 * KB, PAGE) && has_pattern(fd, 0, 16 * KB, 0, 8) &&
+	      has_pattern(fd, 20 * KB, 44 * KB, 0, 8), "and the hole reads zeroes, the rest the data");
+	free(t.ev);
+	close(p[0]);
+	close(p[1]);
+	close(fd);
+}
+
+/* `first` is the first block whose state changed */
+static void test_block_first(const char *large)
+{
+	const struct event *a[8];
+	struct trace t;
+	int fd = open_new(large, "t-first"), n;
+
+	if (fallocate(fd, 0, 0, 64 * KB))
+		die("fallocate");
+	trace_start();
+	pwrite_pattern(fd, 0, PAGE, 9);
+	pwrite_pattern(fd, 0, 16 * KB, 10);
+	t = trace_stop(ino_of(fd));
+	n = pick(&t, "shmem_block_uptodate", a, 8);
+	check(n == 2 && num(a[0], "first") == 0 && num(a[0], "nr") == 1 &&
+	      num(a[1], "first") == 1 && num(a[1], "nr") == 3 && is(a[1], "uptodate", "4/16"),
+	      "write block 0, then blocks 0-3: the second event is first 1 nr 3, 4/16 "
+	      "(%d events, first %ld nr %ld)", n, n > 1 ? num(a[1], "first") : -1,
+	      n > 1 ? num(a[1], "nr") : -1);
 	free(t.ev);
 	close(fd);
 }
@@ -382,6 +492,8 @@ static void test_default_mount_events(const char *plain, const char *huge)
 	check(n == 2 && num(a[0], "order") == 0 && num(a[1], "order") == 0 &&
 	      is(a[0], "orders", "0x0") && is(a[0], "path", "write"),
 	      "default mount: an 8K write gives two order-0 shmem_alloc_folio");
+	n = pick(&t, "shmem_block_uptodate", a, 8);
+	check(n == 0, "and no shmem_block_uptodate: order-0 folios have no blocks (%d)", n);
 	free(t.ev);
 	close(fd);
 
@@ -413,7 +525,115 @@ static void test_default_mount_events(const char *plain, const char *huge)
 	close(fd);
 }
 
-void trace_tests(const char *large, const char *plain, const char *huge)
+/* Folios added by UFFDIO_COPY have an allocation event too */
+static void test_userfault_events(void)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { 0 };
+	struct uffdio_copy copy = { 0 };
+	const struct event *a[8];
+	struct trace t;
+	char *map, *src;
+	int uffd, fd, n;
+
+	uffd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api))
+		die("userfaultfd");
+	fd = memfd_create("t-uffd", 0);
+	if (fd < 0 || ftruncate(fd, PAGE))
+		die("memfd");
+	map = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	src = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED || src == MAP_FAILED)
+		die("mmap");
+	fill(src, PAGE, 11);
+	reg.range.start = (uintptr_t)map;
+	reg.range.len = PAGE;
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	if (ioctl(uffd, UFFDIO_REGISTER, &reg))
+		die("UFFDIO_REGISTER");
+	copy.dst = (uintptr_t)map;
+	copy.src = (uintptr_t)src;
+	copy.len = PAGE;
+	trace_start();
+	int r = ioctl(uffd, UFFDIO_COPY, &copy);
+	t = trace_stop(ino_of(fd));
+	check(!r && copy.copy == PAGE && has_pattern(fd, 0, PAGE, 0, 11),
+	      "UFFDIO_COPY of a page into a shmem mapping");
+	n = pick(&t, "shmem_alloc_folio", a, 8);
+	check(n == 1 && is(a[0], "path", "userfault") && num(a[0], "index") == 0 &&
+	      num(a[0], "order") == 0,
+	      "it fires one shmem_alloc_folio, path userfault (%d, path %s)", n,
+	      n ? field(a[0], "path") : "-");
+	free(t.ev);
+	munmap(map, PAGE);
+	munmap(src, PAGE);
+	close(fd);
+	close(uffd);
+}
+
+/* A symlink too long to be inline takes a folio: path other */
+static void test_symlink_events(const char *plain)
+{
+	char target[300], path[512];
+	const struct event *a[8];
+	struct stat st;
+	struct trace t;
+	int n;
+
+	memset(target, 'l', sizeof(target) - 1);
+	target[sizeof(target) - 1] = 0;
+	snprintf(path, sizeof(path), "%s/t-symlink", plain);
+	unlink(path);
+	trace_start();
+	if (symlink(target, path))
+		die("symlink");
+	if (lstat(path, &st))
+		die("lstat");
+	t = trace_stop(st.st_ino);
+	n = pick(&t, "shmem_alloc_folio", a, 8);
+	check(n == 1 && is(a[0], "path", "other"),
+	      "a %zu-byte symlink fires one shmem_alloc_folio, path other (%d, path %s)",
+	      strlen(target), n, n ? field(a[0], "path") : "-");
+	free(t.ev);
+	unlink(path);
+}
+
+/* In-kernel users of shmem_read_folio() (SGP_CACHE): path kernel */
+static void test_kernel_path_events(void)
+{
+	struct udmabuf_create create = { 0 };
+	const struct event *a[8];
+	struct trace t;
+	int dev, memfd, buf, n;
+
+	dev = open("/dev/udmabuf", O_RDWR);
+	if (!check(dev >= 0, "/dev/udmabuf for the kernel-path event (CONFIG_UDMABUF): %s",
+		   dev >= 0 ? "yes" : strerror(errno)))
+		return;
+	memfd = memfd_create("t-kernel", MFD_ALLOW_SEALING);
+	if (memfd < 0 || ftruncate(memfd, PAGE) || fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK))
+		die("memfd");
+	create.memfd = memfd;
+	create.flags = UDMABUF_FLAGS_CLOEXEC;
+	create.size = PAGE;
+	trace_start();
+	buf = ioctl(dev, UDMABUF_CREATE, &create);
+	t = trace_stop(ino_of(memfd));
+	check(buf >= 0, "UDMABUF_CREATE on a memfd hole: %s", buf >= 0 ? "ok" : strerror(errno));
+	n = pick(&t, "shmem_alloc_folio", a, 8);
+	check(n == 1 && is(a[0], "path", "kernel"),
+	      "pinning the hole (shmem_read_folio) fires shmem_alloc_folio, path kernel "
+	      "(%d, path %s)", n, n ? field(a[0], "path") : "-");
+	free(t.ev);
+	if (buf >= 0)
+		close(buf);
+	close(memfd);
+	close(dev);
+}
+
+void trace_tests(const char *large, const char *plain, const char *huge,
+		 const char *hugelarge)
 {
 	if (access(TRACING "/events/shmem", F_OK)) {
 		check(false, "the kernel has the shmem trace events");
@@ -421,9 +641,14 @@ void trace_tests(const char *large, const char *plain, const char *huge)
 	}
 	test_fallocate_events(large);
 	test_write_events(large);
+	test_block_first(large);
 	test_zero_events(large);
 	test_charge_fallback(large);
+	test_charge_fallback_index(hugelarge);
 	test_punch_events(large);
 	test_swap_events(large);
 	test_default_mount_events(plain, huge);
+	test_userfault_events();
+	test_symlink_events(plain);
+	test_kernel_path_events();
 }
