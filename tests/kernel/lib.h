@@ -46,6 +46,7 @@ void trace_tests(const char *large, const char *plain, const char *huge,
 		 const char *hugelarge);
 void regress_tests(const char *large, const char *plain, const char *huge,
 		   const char *hugelarge);
+void review_tests(const char *huge);
 void mount_option_tests(const char *large);
 
 #endif

@@ -25,6 +25,7 @@ int main(int argc, char **argv)
 	folio_tests(large, plain, huge, seed, ops);
 	trace_tests(large, plain, huge, hugelarge);
 	regress_tests(large, plain, huge, hugelarge);
+	review_tests(huge);
 	mount_option_tests(large);
 	test_kernel_log();
 

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Regression tests for what an independent review of the series found
+ * after the issue-10 fixes: a partially uptodate folio taken for a pin by
+ * F_SEAL_WRITE, and MADV_COLLAPSE mapping a folio that is not uptodate.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "lib.h"
+
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25
+#endif
+
+#define SHMEM_ENABLED "/sys/kernel/mm/transparent_hugepage/shmem_enabled"
+
+/* The bracketed word of a THP sysfs setting */
+static void thp_current(const char *path, char *out, size_t len)
+{
+	char buf[256] = "", *l, *r;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0 || read(fd, buf, sizeof(buf) - 1) < 0)
+		die(path);
+	close(fd);
+	l = strchr(buf, '[');
+	r = l ? strchr(l, ']') : NULL;
+	if (!r)
+		die(path);
+	*r = 0;
+	snprintf(out, len, "%s", l + 1);
+}
+
+/*
+ * A memfd (internal mount, huge pages per shmem_enabled) written 4K into
+ * a 2M folio: the block bitmap holds a folio reference that is not a pin.
+ */
+static void test_seal_partial(void)
+{
+	char saved[32], buf[PAGE];
+	int fd, ret;
+
+	thp_current(SHMEM_ENABLED, saved, sizeof(saved));
+	sysfs_write(SHMEM_ENABLED, "always");
+	fd = memfd_create("seal", MFD_ALLOW_SEALING);
+	memset(buf, 'A', sizeof(buf));
+	if (fd < 0 || ftruncate(fd, PMD) || pwrite(fd, buf, PAGE, 0) != PAGE)
+		die("memfd");
+	/* Not mapped to look at it: a fault would make the folio uptodate */
+	check(seek(fd, 0, SEEK_HOLE) == PAGE,
+	      "memfd: 4K written into a 2M folio, the rest a hole (SEEK_HOLE %lld)",
+	      (long long)seek(fd, 0, SEEK_HOLE));
+	ret = fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE);
+	check(ret == 0, "F_SEAL_WRITE on it succeeds: the bitmap's reference is no pin (%s)",
+	      ret ? strerror(errno) : "ok");
+	check(pwrite(fd, buf, PAGE, PAGE) < 0, "and the seal holds: a write fails");
+	close(fd);
+	sysfs_write(SHMEM_ENABLED, saved);
+}
+
+/*
+ * MADV_COLLAPSE of a range whose 2M folio is already in the page cache,
+ * written 4K of, maps that folio with a PMD: its unwritten blocks must be
+ * zeroed first and count as data, so a store through the mapping stays.
+ */
+static void test_collapse_partial(const char *huge)
+{
+	size_t junk_len = 64 * MB;
+	char *junk, *area, *p, *q, rb;
+	int fd = open_new(huge, "collapse");
+	bool stale = false;
+	long i;
+	int ret;
+
+	/* Leave freed memory that is not zero for the folio to come from */
+	junk = mmap(NULL, junk_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (junk == MAP_FAILED)
+		die("mmap");
+	memset(junk, 0x5a, junk_len);
+	munmap(junk, junk_len);
+
+	if (ftruncate(fd, 2 * PMD) || pwrite(fd, "A", 1, 0) != 1)
+		die("collapse file");
+	area = mmap(NULL, 3 * PMD, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	p = (char *)(((uintptr_t)area + PMD - 1) & ~(PMD - 1));
+	p = mmap(p, 2 * PMD, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+	if (area == MAP_FAILED || p == MAP_FAILED)
+		die("mmap");
+	/* A page table for the range, so that the collapse installs a PMD */
+	rb = *(volatile char *)(p + PMD);
+	ret = madvise(p, PMD, MADV_COLLAPSE);
+	check(ret == 0, "MADV_COLLAPSE of the written 2M folio (%s)", ret ? strerror(errno) : "ok");
+	for (i = PAGE; i < PMD; i++)
+		stale |= p[i] != 0;
+	check(!stale, "the mapping shows zeroes where nothing was written, no stale memory");
+	p[2 * PAGE] = 'B';
+	q = mmap(NULL, PMD, PROT_READ, MAP_SHARED, fd, 0);
+	if (q == MAP_FAILED)
+		die("mmap");
+	rb = *(volatile char *)(q + 100);
+	check(p[2 * PAGE] == 'B' && pread(fd, &rb, 1, 2 * PAGE) == 1 && rb == 'B',
+	      "a store through it survives a fault through a second mapping, and read() sees it");
+	check(seek(fd, 0, SEEK_HOLE) == 2 * PMD, "the whole folio is data now (SEEK_HOLE %lld)",
+	      (long long)seek(fd, 0, SEEK_HOLE));
+	munmap(q, PMD);
+	munmap(area, 3 * PMD);
+	close(fd);
+}
+
+void review_tests(const char *huge)
+{
+	test_seal_partial();
+	test_collapse_partial(huge);
+}
