@@ -425,8 +425,9 @@ static int parse_ops(const char *str, struct op *ops)
  * kernel), allocated (must be counted in st_blocks), may (may be
  * allocated: the upper bound for st_blocks and Shmem), pinned (punched or
  * truncated while a pipe held a reference into its large folio, so the
- * folio could not be split).  Per PMD region: mapped (a fault there makes
- * a whole large folio uptodate, so its unwritten blocks become data).
+ * folio could not be split).  Per PMD region: whole (a fault there makes
+ * a large folio uptodate as a whole, so its unwritten blocks become data;
+ * so may a split by punch or truncate, depending on how it treats them).
  * ghost: bytes stored through a mapping past EOF in the last page.
  * exposed: pages holding ghost bytes that an extension left visible on
  * stock, where the series reads zeroes.
@@ -435,7 +436,7 @@ struct model {
 	const struct env *env;
 	long size, pages;
 	unsigned char *data, *ghost;
-	unsigned char *datap, *alloc, *may, *pinned, *exposed, *mapped;
+	unsigned char *datap, *alloc, *may, *pinned, *exposed, *whole;
 	bool swapped;		/* pages may have gone to swap and back */
 };
 
@@ -461,7 +462,8 @@ static void *xcalloc(long n)
 
 static void model_init(const struct env *e)
 {
-	long pages = e->extent / PAGE + 1;
+	/* A PMD folio at the end may reach past the extent */
+	long pages = ((e->extent + PAGE + PMD - 1) & ~(PMD - 1)) / PAGE;
 
 	M.env = e;
 	M.size = 0;
@@ -473,7 +475,7 @@ static void model_init(const struct env *e)
 	M.may = xcalloc(pages);
 	M.pinned = xcalloc(pages);
 	M.exposed = xcalloc(pages);
-	M.mapped = xcalloc(pages / (PMD / PAGE) + 2);
+	M.whole = xcalloc(pages / (PMD / PAGE) + 1);
 	M.swapped = e->memcg_max != 0;
 	H.snap = xcalloc(MAX_PIPE);
 	H.dirty = xcalloc(MAX_PIPE);
@@ -491,6 +493,12 @@ static void pipe_dirty(long a, long b)
 		H.dirty[i - H.off] = 1;
 }
 
+static void mark_whole(long a, long b)
+{
+	for (long r = a / PMD; r <= (b - 1) / PMD && r * PMD < M.pages * PAGE; r++)
+		M.whole[r] = 1;
+}
+
 /* Pages [a, b) are allocated by a write, fallocate or fault */
 static void model_alloc(long a, long b, bool fault)
 {
@@ -505,8 +513,7 @@ static void model_alloc(long a, long b, bool fault)
 	for (long p = first_page(lo); p < end_page(hi) && p < M.pages; p++)
 		M.may[p] = 1;
 	if (fault)
-		for (long r = a / PMD; r <= (b - 1) / PMD; r++)
-			M.mapped[r] = 1;
+		mark_whole(a, b);
 }
 
 /*
@@ -570,6 +577,7 @@ static void model_punch(long a, long b)
 		pipe_dirty(a, end);
 	}
 	memset(M.ghost + a, 0, b - a);
+	mark_whole(a, b);
 	model_remove(a, b);
 }
 
@@ -584,7 +592,8 @@ static void model_truncate(long t)
 	memset(M.data + t, 0, M.size - t);
 	pipe_dirty(t, M.size);
 	memset(M.ghost, 0, M.env->extent + PAGE);
-	model_remove(t, (M.pages + 1) * PAGE);
+	mark_whole(t, M.pages * PAGE);
+	model_remove(t, M.pages * PAGE);
 	M.size = t;
 }
 
@@ -613,7 +622,7 @@ static char page_class(long p, bool for_stock)
 		return '?';
 	if (for_stock)
 		return env_pmd_folios(M.env) ? '?' : 'H';
-	return M.mapped[p * PAGE / PMD] ? '?' : 'H';
+	return M.whole[p * PAGE / PMD] ? '?' : 'H';
 }
 
 static char kernel_class(long p)
