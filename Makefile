@@ -23,7 +23,7 @@ help:
 	@echo "make bench       benchmarks (under emulation), reports in docs/"
 	@echo "make dashboard-pictures  the README's pictures of the dashboard panels and live page"
 	@echo "make test        build everything, boot the patched kernel, run the tests"
-	@echo "make test-long   make test with 1,000,000 random operations on each kernel"
+	@echo "make test-long   make test with 1,000,000 random operations (half on each kernel)"
 	@echo "make test-debug  the kernel tests and random operations on the debug kernel"
 	@echo "make run         build everything, boot the patched kernel, show it at work"
 	@echo "make shell       a shell in the guest"
