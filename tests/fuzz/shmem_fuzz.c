@@ -5,13 +5,14 @@
  * memory cgroup limit, reclaim, swap, compaction), each step checked
  * against a model of the file.  Runs as root in the guest.
  *
- *   shmem_fuzz [-s SEED] [-n OPS] [-c OPS_PER_CASE] [-m MOUNT] [-l LOG] [-q]
+ *   shmem_fuzz [-s SEED] [-n OPS] [-c OPS_PER_CASE] [-m MOUNT] [-S SHRINKS] [-l LOG] [-q]
  *   shmem_fuzz --case CASE [--ops 'OP OP ...'] [-l LOG] [-v]
  *
  * A run is a list of cases; a case is an environment and a list of
  * operations, both derived from the case number.  A failing case is
- * shrunk (delta debugging over its operations) and printed as a command
- * line that reruns it.  -l writes every observable result, for comparing
+ * shrunk (delta debugging over its operations; the first failure of each
+ * kind per mount, at most SHRINKS of them, default 4) and printed as a
+ * command line that reruns it.  -l writes every observable result, for comparing
  * a run on the stock kernel with one on the series (tests/fuzz/compare).
  * Ends with "N passed, N failed" (one per case).
  */
@@ -1339,7 +1340,7 @@ static bool same_kind(const char *a, const char *b)
 	return la == lb && !strncmp(a, b, la);
 }
 
-#define MAX_TRIALS 400
+#define MAX_TRIALS 250
 
 /*
  * Delta debugging: drop chunks of operations while the same kind of
@@ -1429,7 +1430,8 @@ static void restore_settings(void)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: shmem_fuzz [-s SEED] [-n OPS] [-c OPS_PER_CASE] [-m MOUNT] [-l LOG] [-q|-v]\n"
+		"usage: shmem_fuzz [-s SEED] [-n OPS] [-c OPS_PER_CASE] [-m MOUNT] [-S SHRINKS]\n"
+		"                  [-l LOG] [-q|-v]\n"
 		"       shmem_fuzz --case CASE [--ops 'OP:OFF:LEN:ARG ...'] [-c N] [-l LOG] [-v]\n"
 		"MOUNT is 0..7: default, huge=always, huge=within_size, huge=advise, large_folios,\n"
 		"and large_folios with each huge= value.\n");
@@ -1441,7 +1443,8 @@ int main(int argc, char **argv)
 	static struct op ops[MAX_OPS], shrunk[MAX_OPS];
 	long total_ops = 2000, per_case = 200, done_ops = 0;
 	long mount_cases[NR_MOUNTS] = { 0 }, mount_failed[NR_MOUNTS] = { 0 };
-	int mount_only = -1, passed = 0, failed = 0, shrinks = 0, nops = 0;
+	int mount_only = -1, passed = 0, failed = 0, shrinks = 0, max_shrinks = 4, nops = 0;
+	int saved_log;
 	uint64_t seed = time(NULL) % 100000, one_case = 0;
 	const char *ops_arg = NULL, *log_path = NULL;
 	bool single = false, shrunk_kind[NR_MOUNTS][16] = { { false } };
@@ -1473,6 +1476,8 @@ int main(int argc, char **argv)
 			per_case = atol(v);
 		else if (!strcmp(a, "-m"))
 			mount_only = atoi(v);
+		else if (!strcmp(a, "-S"))
+			max_shrinks = atoi(v);
 		else if (!strcmp(a, "-l"))
 			log_path = v;
 		else if (!strcmp(a, "--case"))
@@ -1539,12 +1544,13 @@ int main(int argc, char **argv)
 		}
 		failed++;
 		mount_failed[e.mount]++;
-		printf("not ok - case %llu (%s): %s, step %s\n", (unsigned long long)cs, desc, kind,
-		       strchr(kind, ' ') ? strchr(kind, ' ') + 1 : "?");
+		printf("not ok - case %llu (%s): %.*s at step %s\n", (unsigned long long)cs, desc,
+		       (int)strcspn(kind, " "), kind, strchr(kind, ' ') ? strchr(kind, ' ') + 1 : "?");
 		for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 			int m;
 
-			if (!same_kind(kind, kinds[i]) || shrunk_kind[e.mount][i] || shrinks >= 12)
+			if (!same_kind(kind, kinds[i]) || shrunk_kind[e.mount][i] ||
+			    shrinks >= max_shrinks)
 				continue;
 			shrunk_kind[e.mount][i] = true;
 			shrinks++;
@@ -1554,7 +1560,11 @@ int main(int argc, char **argv)
 			       m, (unsigned long long)cs);
 			print_ops(shrunk, m);
 			printf("'\n");
+			/* Show how the short sequence fails; it is no case of the run */
+			saved_log = log_fd;
+			log_fd = -1;
 			run_one(cs, &e, shrunk, m, kind, sizeof(kind));
+			log_fd = saved_log;
 		}
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
