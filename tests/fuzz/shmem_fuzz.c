@@ -5,7 +5,8 @@
  * memory cgroup limit, reclaim, swap, compaction), each step checked
  * against a model of the file.  Runs as root in the guest.
  *
- *   shmem_fuzz [-s SEED] [-n OPS] [-c OPS_PER_CASE] [-m MOUNT] [-S SHRINKS] [-l LOG] [-q]
+ *   shmem_fuzz [-s SEED] [-n OPS] [-c OPS_PER_CASE] [-m MOUNT] [-S SHRINKS]
+ *              [-x OP,...] [-l LOG] [-q]
  *   shmem_fuzz --case CASE [--ops 'OP OP ...'] [-l LOG] [-v]
  *
  * A run is a list of cases; a case is an environment and a list of
@@ -182,8 +183,13 @@ static void env_from_case(uint64_t cs, struct env *e)
 
 	e->mount = cs % NR_MOUNTS;
 	e->enabled = splitmix(&s) % 3 ? 0 : splitmix(&s) % 6;
-	for (int i = 0; i < NR_MTHP_SIZES; i++)
+	for (int i = 0; i < NR_MTHP_SIZES; i++) {
 		e->mthp[i] = splitmix(&s) % 5;
+		/* force refuses sizes below PMD that inherit it */
+		if (!strcmp(enabled_values[e->enabled], "force") && i < NR_MTHP_SIZES - 1 &&
+		    !strcmp(mthp_values[e->mthp[i]], "inherit"))
+			e->mthp[i] = 0;
+	}
 	e->memcg_max = memcg_limits[splitmix(&s) % 6];
 	e->extent = extents[splitmix(&s) % 5];
 	e->compaction = splitmix(&s) % 4 == 0;
@@ -240,13 +246,13 @@ static void env_apply(const struct env *e)
 {
 	char path[128], opts[128];
 
-	must_write_file(THP "/shmem_enabled", enabled_values[e->enabled]);
+	/* never first: force and inherit below PMD size exclude each other */
+	must_write_file(THP "/shmem_enabled", "never");
 	for (int i = 0; i < NR_MTHP_SIZES; i++) {
 		snprintf(path, sizeof(path), THP "/hugepages-%ldkB/shmem_enabled", mthp_kb(i));
-		/* within_size and advise are PMD-only values in 6.12 */
-		if (write_file(path, mthp_values[e->mthp[i]]) == -EINVAL)
-			must_write_file(path, "inherit");
+		must_write_file(path, mthp_values[e->mthp[i]]);
 	}
+	must_write_file(THP "/shmem_enabled", enabled_values[e->enabled]);
 	umount2(MNT, MNT_DETACH);
 	mkdir(ROOT, 0755);
 	mkdir(MNT, 0755);
@@ -287,8 +293,9 @@ static const char *const op_names[NR_OP_TYPES] = {
 	"reclaim", "pageout", "compact",
 };
 
-/* Relative frequencies */
-static const int op_weights[NR_OP_TYPES] = {
+/* Relative frequencies (compaction: once in 200 in some cases); -x excludes */
+static bool excluded[NR_OP_TYPES];
+static int op_weights[NR_OP_TYPES] = {
 	[OP_WRITE] = 14, [OP_PWRITEV] = 5, [OP_FALLOC] = 5, [OP_FALLOC_KEEP] = 4,
 	[OP_PUNCH] = 9, [OP_TRUNCATE] = 7, [OP_READ] = 4, [OP_SPLICE] = 4,
 	[OP_SPLICE_HOLD] = 3, [OP_PIPE_READ] = 3, [OP_SENDFILE] = 3, [OP_COPY] = 4,
@@ -357,7 +364,7 @@ static int gen_ops(uint64_t cs, const struct env *e, int n, struct op *ops)
 
 		while (w >= op_weights[t])
 			w -= op_weights[t++];
-		if (e->compaction && splitmix(&s) % 200 == 0)
+		if (e->compaction && !excluded[OP_COMPACT] && splitmix(&s) % 200 == 0)
 			t = OP_COMPACT;
 		op->type = t;
 		gen_range(&s, e->extent, size, &op->off, &op->len);
@@ -429,6 +436,8 @@ static int parse_ops(const char *str, struct op *ops)
  * folio could not be split).  Per PMD region: whole (a fault there makes
  * a large folio uptodate as a whole, so its unwritten blocks become data;
  * so may a split by punch or truncate, depending on how it treats them).
+ * clean: data only because a read fault allocated it (zeroes, not dirty:
+ * reclaim may drop it, and it is a hole again).
  * ghost: bytes stored through a mapping past EOF in the last page.
  * exposed: pages holding ghost bytes that an extension left visible on
  * stock, where the series reads zeroes.
@@ -437,7 +446,7 @@ struct model {
 	const struct env *env;
 	long size, pages;
 	unsigned char *data, *ghost;
-	unsigned char *datap, *alloc, *may, *pinned, *exposed, *whole;
+	unsigned char *datap, *alloc, *may, *pinned, *exposed, *whole, *clean;
 	bool swapped;		/* pages may have gone to swap and back */
 };
 
@@ -476,6 +485,7 @@ static void model_init(const struct env *e)
 	M.may = xcalloc(pages);
 	M.pinned = xcalloc(pages);
 	M.exposed = xcalloc(pages);
+	M.clean = xcalloc(pages);
 	M.whole = xcalloc(pages / (PMD / PAGE) + 1);
 	M.swapped = e->memcg_max != 0;
 	H.snap = xcalloc(MAX_PIPE);
@@ -543,8 +553,10 @@ static void model_write(long off, long n, const unsigned char *buf, bool fault)
 	memset(M.ghost + off, 0, n);
 	pipe_dirty(off, off + n);
 	model_alloc(off, off + n, fault);
-	for (long p = first_page(off); p < end_page(off + n); p++)
+	for (long p = first_page(off); p < end_page(off + n); p++) {
 		M.datap[p] = 1;
+		M.clean[p] = 0;
+	}
 	if (off + n > M.size)
 		M.size = off + n;
 }
@@ -563,7 +575,7 @@ static void model_remove(long a, long b)
 		bool pin = large && ((H.active && p * PAGE >= pin_lo && p * PAGE < pin_hi) ||
 				     M.env->memcg_max);
 
-		M.datap[p] = M.alloc[p] = M.exposed[p] = 0;
+		M.datap[p] = M.alloc[p] = M.exposed[p] = M.clean[p] = 0;
 		M.pinned[p] = pin && (M.may[p] || M.pinned[p]);
 		M.may[p] = M.pinned[p];
 	}
@@ -603,6 +615,9 @@ static void model_fallocate(long off, long len, bool keep)
 	if (!keep && off + len > M.size)
 		model_extend(M.size, off + len);
 	model_alloc(off, off + len, false);
+	/* fallocate marks every folio in the range dirty, clean ones too */
+	for (long p = first_page(off); p < end_page(off + len); p++)
+		M.clean[p] = 0;
 }
 
 /*
@@ -614,7 +629,7 @@ static void model_fallocate(long off, long len, bool keep)
 static char page_class(long p, bool for_stock)
 {
 	if (M.datap[p])
-		return 'D';
+		return M.clean[p] && M.swapped ? '?' : 'D';
 	if (M.pinned[p])
 		return '?';
 	if (!M.may[p])
@@ -817,12 +832,21 @@ static long count(const unsigned char *v, long n)
 	return c;
 }
 
-/* st_size exact; st_blocks between what must and what may be allocated */
+/*
+ * st_size exact; st_blocks between what must and what may be allocated.
+ * Splitting a large folio across EOF (for swap, or the huge shrinker)
+ * drops its pages past EOF, fallocated or not, on stock too; reclaim
+ * drops clean pages.
+ */
 static void check_stat(bool log)
 {
-	long lo = count(M.alloc, M.pages) * (PAGE / 512), hi = count(M.may, M.pages) * (PAGE / 512);
+	long eof = end_page(M.size) < M.pages ? end_page(M.size) : M.pages;
+	long lo = 0;
+	long hi = count(M.may, M.pages) * (PAGE / 512);
 	struct stat st;
 
+	for (long p = 0; p < (env_large_allowed(M.env) ? eof : M.pages); p++)
+		lo += M.alloc[p] && !(M.clean[p] && M.swapped) ? PAGE / 512 : 0;
 	if (fstat(fd, &st))
 		fail("stat", "fstat: %s", strerror(errno));
 	if (st.st_size != M.size)
@@ -1053,9 +1077,11 @@ static void do_op(const struct op *op, unsigned char *buf, unsigned char *buf2)
 			check_bytes("mmap", buf, a, b - a);
 			fprintf(oplog, " data%c%016llx", range_exposed(a, b - a) ? '~' : '=',
 				(unsigned long long)fnv(buf, b - a));
-			model_alloc(a, b, true);
-			for (long p = first_page(a); p < end_page(b); p++)
+			for (long p = first_page(a); p < end_page(b); p++) {
+				M.clean[p] = !M.alloc[p] || M.clean[p];
 				M.datap[p] = 1;
+			}
+			model_alloc(a, b, true);
 		}
 		if (op->type == OP_PAGEOUT) {
 			long pa = a & ~(PAGE - 1);
@@ -1080,6 +1106,7 @@ static void do_op(const struct op *op, unsigned char *buf, unsigned char *buf2)
 		memcpy(M.ghost + M.size, buf, n);
 		model_alloc(M.size - 1, M.size, true);
 		M.datap[(M.size - 1) / PAGE] = 1;
+		M.clean[(M.size - 1) / PAGE] = 0;
 		munmap(map, maplen);
 		break;
 	}
@@ -1432,11 +1459,31 @@ static void restore_settings(void)
 		must_write_file(saved_paths[i], saved_values[i]);
 }
 
+/* -x OP,OP...: leave these operations out, e.g. to look past a known bug */
+static void exclude_ops(const char *list)
+{
+	char *copy = strdup(list), *name, *save;
+
+	for (name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+		int t = 0;
+
+		while (t < NR_OP_TYPES && strcmp(op_names[t], name))
+			t++;
+		if (t == NR_OP_TYPES) {
+			fprintf(stderr, "shmem_fuzz: unknown operation '%s'\n", name);
+			exit(2);
+		}
+		op_weights[t] = 0;
+		excluded[t] = true;
+	}
+	free(copy);
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
 		"usage: shmem_fuzz [-s SEED] [-n OPS] [-c OPS_PER_CASE] [-m MOUNT] [-S SHRINKS]\n"
-		"                  [-l LOG] [-q|-v]\n"
+		"                  [-x OP,...] [-l LOG] [-q|-v]\n"
 		"       shmem_fuzz --case CASE [--ops 'OP:OFF:LEN:ARG ...'] [-c N] [-l LOG] [-v]\n"
 		"MOUNT is 0..7: default, huge=always, huge=within_size, huge=advise, large_folios,\n"
 		"and large_folios with each huge= value.\n");
@@ -1483,6 +1530,8 @@ int main(int argc, char **argv)
 			mount_only = atoi(v);
 		else if (!strcmp(a, "-S"))
 			max_shrinks = atoi(v);
+		else if (!strcmp(a, "-x"))
+			exclude_ops(v);
 		else if (!strcmp(a, "-l"))
 			log_path = v;
 		else if (!strcmp(a, "--case"))
