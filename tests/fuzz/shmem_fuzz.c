@@ -185,10 +185,10 @@ static void env_from_case(uint64_t cs, struct env *e)
 	e->enabled = splitmix(&s) % 3 ? 0 : splitmix(&s) % 6;
 	for (int i = 0; i < NR_MTHP_SIZES; i++) {
 		e->mthp[i] = splitmix(&s) % 5;
-		/* force refuses sizes below PMD that inherit it */
-		if (!strcmp(enabled_values[e->enabled], "force") && i < NR_MTHP_SIZES - 1 &&
-		    !strcmp(mthp_values[e->mthp[i]], "inherit"))
-			e->mthp[i] = 0;
+		/* force wants PMD size, and no size below, to inherit it */
+		if (!strcmp(enabled_values[e->enabled], "force"))
+			e->mthp[i] = i == NR_MTHP_SIZES - 1 ? 4 :
+				     !strcmp(mthp_values[e->mthp[i]], "inherit") ? 0 : e->mthp[i];
 	}
 	e->memcg_max = memcg_limits[splitmix(&s) % 6];
 	e->extent = extents[splitmix(&s) % 5];
@@ -610,14 +610,29 @@ static void model_truncate(long t)
 	M.size = t;
 }
 
+/*
+ * fallocate allocates what is missing and leaves it a hole; a folio that
+ * was already there and not uptodate it zeroes and marks uptodate (data),
+ * "lest undo on failure cancel our earlier guarantee" (shmem_get_folio_gfp).
+ * On the series that may take a large folio's unwritten blocks with it.
+ */
 static void model_fallocate(long off, long len, bool keep)
 {
+	bool existing = false;
+
 	if (!keep && off + len > M.size)
 		model_extend(M.size, off + len);
-	model_alloc(off, off + len, false);
-	/* fallocate marks every folio in the range dirty, clean ones too */
-	for (long p = first_page(off); p < end_page(off + len); p++)
+	for (long p = first_page(off); p < end_page(off + len); p++) {
+		if (M.alloc[p] || M.may[p] || M.pinned[p])
+			existing = true;
+		if (M.alloc[p])
+			M.datap[p] = 1;
+		/* fallocate marks every folio in the range dirty, clean ones too */
 		M.clean[p] = 0;
+	}
+	if (existing)
+		mark_whole(off, off + len);
+	model_alloc(off, off + len, false);
 }
 
 /*
