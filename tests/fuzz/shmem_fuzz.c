@@ -101,17 +101,35 @@ static uint64_t fnv(const unsigned char *p, long n)
 	return h;
 }
 
-/* Never zero, so that a stray zero or a misplaced byte shows */
-static void fill(unsigned char *buf, long len, uint32_t seed)
-{
-	for (long i = 0; i < len; i++)
-		buf[i] = (unsigned char)(((seed + (uint32_t)i) * 2654435761u) >> 24) | 1;
-}
 
 static void bail(const char *what)
 {
 	printf("Bail out! %s: %s\n", what, strerror(errno));
 	exit(2);
+}
+
+/*
+ * What writes write: a window into one pattern, made once, that is never
+ * zero (a stray zero or a misplaced byte shows).  Shared with every case,
+ * read only: no copying, nothing charged to a case's memory cgroup.
+ */
+#define PATTERN_SHIFTS (64 * KB)
+static unsigned char *pattern;
+
+static void make_pattern(void)
+{
+	long len = PATTERN_SHIFTS + MAX_EXTENT + PAGE;
+
+	pattern = malloc(len);
+	if (!pattern)
+		bail("malloc");
+	for (long i = 0; i < len; i++)
+		pattern[i] = (unsigned char)((i * 2654435761u) >> 24) | 1;
+}
+
+static const unsigned char *data_for(uint32_t seed)
+{
+	return pattern + seed % PATTERN_SHIFTS;
 }
 
 static int write_file(const char *path, const char *value)
@@ -970,8 +988,10 @@ static void pipe_drain(unsigned char *buf)
 
 static int sock[2], spipe[2];
 
-static void do_op(const struct op *op, unsigned char *buf, unsigned char *buf2)
+static void do_op(const struct op *op, unsigned char *buf)
 {
+	const unsigned char *src = data_for(op->arg);
+	char amount[32];
 	long off = op->off, len = op->len, want, r = 0, maplen;
 	struct iovec iov[4];
 	loff_t o1, o2;
@@ -982,26 +1002,24 @@ static void do_op(const struct op *op, unsigned char *buf, unsigned char *buf2)
 	errno = 0;
 	switch (op->type) {
 	case OP_WRITE:
-		fill(buf, len, op->arg);
-		r = SYS(pwrite(fd, buf, len, off));
+		r = SYS(pwrite(fd, src, len, off));
 		expect_result("pwrite", r, len);
-		model_write(off, r, buf, false);
+		model_write(off, r, src, false);
 		break;
 	case OP_PWRITEV: {
 		int n = 1 + op->arg % 4;
 		long at = 0;
 
-		fill(buf, len, op->arg);
 		for (int i = 0; i < n; i++) {
 			long piece = i == n - 1 ? len - at : (len - at) * (1 + (op->arg >> (4 + i)) % 3) / 4;
 
-			iov[i].iov_base = buf + at;
+			iov[i].iov_base = (void *)(src + at);
 			iov[i].iov_len = piece;
 			at += piece;
 		}
 		r = SYS(pwritev(fd, iov, n, off));
 		expect_result("pwritev", r, len);
-		model_write(off, r, buf, false);
+		model_write(off, r, src, false);
 		break;
 	}
 	case OP_FALLOC: case OP_FALLOC_KEEP:
@@ -1097,11 +1115,10 @@ static void do_op(const struct op *op, unsigned char *buf, unsigned char *buf2)
 		a = off;
 		b = off + len < M.size ? off + len : M.size;
 		if (op->type == OP_MMAP_WRITE) {
-			fill(buf, b - a, op->arg);
-			memcpy(map + a, buf, b - a);
+			memcpy(map + a, src, b - a);
 			if (op->arg & 1 && msync(map, maplen, MS_SYNC))
 				fail("msync", "msync: %s", strerror(errno));
-			model_write(a, b - a, buf, true);
+			model_write(a, b - a, src, true);
 		} else {
 			memcpy(buf, map + a, b - a);
 			check_bytes("mmap", buf, a, b - a);
@@ -1131,9 +1148,8 @@ static void do_op(const struct op *op, unsigned char *buf, unsigned char *buf2)
 			break;
 		n = len < end - M.size ? len : end - M.size;
 		map = map_file(&maplen);
-		fill(buf, n, op->arg);
-		memcpy(map + M.size, buf, n);
-		memcpy(M.ghost + M.size, buf, n);
+		memcpy(map + M.size, src, n);
+		memcpy(M.ghost + M.size, src, n);
 		model_alloc(M.size - 1, M.size, true);
 		M.datap[(M.size - 1) / PAGE] = 1;
 		M.clean[(M.size - 1) / PAGE] = 0;
@@ -1189,12 +1205,11 @@ static void do_op(const struct op *op, unsigned char *buf, unsigned char *buf2)
 		 */
 		static volatile long child_result;
 
-		fill(buf, len, op->arg);
 		child = vfork();
 		if (child < 0)
 			bail("vfork");
 		if (child == 0) {
-			child_result = SYS(pwrite(fd, buf, len, off));
+			child_result = SYS(pwrite(fd, src, len, off));
 			_exit(0);
 		}
 		if (waitpid(child, &status, 0) != child)
@@ -1204,12 +1219,12 @@ static void do_op(const struct op *op, unsigned char *buf, unsigned char *buf2)
 			     status);
 		r = child_result;
 		expect_result("the second process's pwrite", r, len);
-		model_write(off, r, buf, false);
+		model_write(off, r, src, false);
 		break;
 	}
 	case OP_RECLAIM:
-		snprintf((char *)buf2, 32, "%ld", len);
-		r = write_file(MEMCG "/memory.reclaim", (char *)buf2);
+		snprintf(amount, sizeof(amount), "%ld", len);
+		r = write_file(MEMCG "/memory.reclaim", amount);
 		if (r && r != -EAGAIN)
 			fail("result", "memory.reclaim: %s", strerror(-r));
 		M.swapped = true;
@@ -1256,7 +1271,7 @@ static void join_memcg(void)
 static void __attribute__((noreturn)) run_case(uint64_t cs, const struct env *e,
 					       const struct op *ops, int n)
 {
-	unsigned char *buf = xcalloc(MAX_EXTENT + PAGE), *buf2 = xcalloc(MAX_EXTENT + PAGE);
+	unsigned char *buf = xcalloc(e->extent + PAGE);
 	char desc[256];
 	long allocs;
 
@@ -1276,14 +1291,14 @@ static void __attribute__((noreturn)) run_case(uint64_t cs, const struct env *e,
 		if (verbose)
 			printf("#   %d %s:%ld:%ld:%u\n", step, op_names[cur->type], cur->off,
 			       cur->len, cur->arg);
-		do_op(cur, buf, buf2);
+		do_op(cur, buf);
 		check_stat(true);
 		fputc('\n', oplog);
 		if (cur->type != OP_READ)
 			check_read(cur->off, cur->len, buf, false);
 		if (cur->type == OP_COPY)
 			check_read(cur->arg, cur->len, buf, false);
-		if (step % 16 == 15 || step == n - 1) {
+		if (step % 32 == 31 || step == n - 1) {
 			check_read(0, e->extent, buf, false);
 			check_seek_all();
 		}
@@ -1577,6 +1592,7 @@ int main(int argc, char **argv)
 		usage();
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	make_pattern();
 	mkdir(ROOT, 0755);
 	mkdir(MNT, 0755);
 	stock = mount("tmpfs", MNT, "tmpfs", 0, "large_folios") != 0;
