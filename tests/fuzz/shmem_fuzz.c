@@ -415,6 +415,9 @@ static int gen_ops(uint64_t cs, const struct env *e, int n, struct op *ops)
 		case OP_SPLICE: case OP_SPLICE_HOLD: case OP_SENDFILE:
 			if (op->len > (t == OP_SENDFILE ? 64 * KB : MAX_PIPE))
 				op->len = t == OP_SENDFILE ? 64 * KB : MAX_PIPE;
+			/* What a pipe holds cannot be reclaimed */
+			if (e->memcg_max && op->len > e->memcg_max / 8)
+				op->len = e->memcg_max / 8;
 			break;
 		case OP_RECLAIM:
 			op->len = 1 + op->len % MB;
@@ -641,14 +644,16 @@ static void model_punch(long a, long b)
 	model_remove(a, b);
 }
 
+/*
+ * Truncating to the same size still drops what was fallocated past EOF,
+ * and zeroes the rest of the EOF page
+ */
 static void model_truncate(long t)
 {
 	if (t > M.size) {
 		model_extend(M.size, t);
 		return;
 	}
-	if (t == M.size)
-		return;
 	memset(M.data + t, 0, M.size - t);
 	pipe_dirty(t, M.size);
 	memset(M.ghost, 0, M.env->extent + PAGE);
@@ -674,8 +679,12 @@ static void model_fallocate(long off, long len, bool keep)
 			existing = true;
 		if (M.alloc[p])
 			M.datap[p] = 1;
-		/* fallocate marks every folio in the range dirty, clean ones too */
-		M.clean[p] = 0;
+		/*
+		 * fallocate marks every folio in the range dirty, clean ones
+		 * too, unless reclaim dropped the clean one: then it is new,
+		 * and a hole
+		 */
+		M.clean[p] = M.clean[p] && M.swapped;
 	}
 	if (existing)
 		mark_whole(off, off + len);
