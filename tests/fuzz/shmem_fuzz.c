@@ -6,7 +6,7 @@
  * against a model of the file.  Runs as root in the guest.
  *
  *   shmem_fuzz [-s SEED] [-n OPS] [-c OPS_PER_CASE] [-m MOUNT] [-S SHRINKS]
- *              [-x OP,...] [-l LOG] [-q]
+ *              [-x OP,...] [-R FILE] [-l LOG] [-q]
  *   shmem_fuzz --case CASE [--ops 'OP OP ...'] [-l LOG] [-v]
  *
  * A run is a list of cases; a case is an environment and a list of
@@ -1557,11 +1557,54 @@ static void exclude_ops(const char *list)
 	free(copy);
 }
 
+/*
+ * -R FILE: sequences the tester once shrunk from failures, one a line:
+ * CASE OP:OFF:LEN:ARG ..., after a comment line saying what they found.
+ * Returns how many failed.
+ */
+static int regression_count;
+
+static int run_regressions(const char *path)
+{
+	static struct op ops[MAX_OPS];
+	char *line = NULL, comment[256] = "", kind[128];
+	size_t cap = 0;
+	int failures = 0, used, n;
+	unsigned long long cs;
+	FILE *f = fopen(path, "r");
+	struct env e;
+
+	if (!f)
+		bail(path);
+	while (getline(&line, &cap, f) > 0) {
+		line[strcspn(line, "\n")] = 0;
+		if (line[0] == '#') {
+			snprintf(comment, sizeof(comment), "%s", line + 2);
+			continue;
+		}
+		if (sscanf(line, "%llu %n", &cs, &used) != 1)
+			continue;
+		env_from_case(cs, &e);
+		n = parse_ops(line + used, ops);
+		regression_count++;
+		if (run_one(cs, &e, ops, n, kind, sizeof(kind))) {
+			failures++;
+			printf("not ok - %s: case %llu: %.*s\n", comment, cs, (int)strcspn(kind, " "),
+			       kind);
+		} else {
+			printf("ok - %s\n", comment);
+		}
+	}
+	free(line);
+	fclose(f);
+	return failures;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
 		"usage: shmem_fuzz [-s SEED] [-n OPS] [-c OPS_PER_CASE] [-m MOUNT] [-S SHRINKS]\n"
-		"                  [-x OP,...] [-l LOG] [-q|-v]\n"
+		"                  [-x OP,...] [-R FILE] [-l LOG] [-q|-v]\n"
 		"       shmem_fuzz --case CASE [--ops 'OP:OFF:LEN:ARG ...'] [-c N] [-l LOG] [-v]\n"
 		"MOUNT is 0..7: default, huge=always, huge=within_size, huge=advise, large_folios,\n"
 		"and large_folios with each huge= value.\n");
@@ -1577,7 +1620,7 @@ int main(int argc, char **argv)
 	int mount_only = -1, passed = 0, failed = 0, shrinks = 0, max_shrinks = 4, nops = 0;
 	int saved_log;
 	uint64_t seed = time(NULL) % 100000, one_case = 0;
-	const char *ops_arg = NULL, *log_path = NULL;
+	const char *ops_arg = NULL, *log_path = NULL, *regressions = NULL;
 	bool single = false, shrunk_kind[NR_MOUNTS][16] = { { false } };
 	static const char *const kinds[] = { "data", "read", "seek", "size", "blocks", "meminfo",
 		"mincore", "pipe", "result", "orders", "kernel-log", "mmap", "msync", "stat",
@@ -1618,6 +1661,8 @@ int main(int argc, char **argv)
 			single = true, one_case = strtoull(v, NULL, 0);
 		else if (!strcmp(a, "--ops"))
 			ops_arg = v;
+		else if (!strcmp(a, "-R"))
+			regressions = v;
 		else
 			usage();
 	}
@@ -1645,6 +1690,16 @@ int main(int argc, char **argv)
 	printf("# shmem_fuzz: seed %llu, %s kernel%s\n", (unsigned long long)seed,
 	       stock ? "stock (no large_folios)" : "series", quiet ? "" : "");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (regressions) {
+		/* Not in the differential log: a case number may repeat there */
+		int f, logging = log_fd;
+
+		log_fd = -1;
+		f = run_regressions(regressions);
+		log_fd = logging;
+		failed += f;
+		passed += regression_count - f;
+	}
 
 	for (long k = 0; single ? k < 1 : done_ops < total_ops; k++) {
 		uint64_t s = seed * 1000003 + k, cs;
