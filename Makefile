@@ -10,7 +10,7 @@ CC ?= gcc
 CFLAGS ?= -O2 -g -Wall -Wextra
 VM := tools/vm/run
 
-.PHONY: all help deps kernel kernel-stock kernel-notrace bench kernel-deb tools vmlinux-h dashboard-pictures tests test run shell check-series clean
+.PHONY: all help deps kernel kernel-stock kernel-notrace kernel-debug bench kernel-deb tools vmlinux-h dashboard-pictures tests test test-long test-debug run shell check-series clean
 
 all: kernel tests
 
@@ -19,9 +19,12 @@ help:
 	@echo "make kernel      build the patched kernel (cached under ~/.cache/shmem-folios)"
 	@echo "make kernel-stock  the same pinned source without the series"
 	@echo "make kernel-notrace  the series without its tracepoint patches"
+	@echo "make kernel-debug  the series with KASAN, lockdep and DEBUG_VM"
 	@echo "make bench       benchmarks (under emulation), reports in docs/"
 	@echo "make dashboard-pictures  the README's pictures of the dashboard panels and live page"
 	@echo "make test        build everything, boot the patched kernel, run the tests"
+	@echo "make test-long   make test with 1,000,000 random operations (half on each kernel)"
+	@echo "make test-debug  the kernel tests and random operations on the debug kernel"
 	@echo "make run         build everything, boot the patched kernel, show it at work"
 	@echo "make shell       a shell in the guest"
 	@echo "make tools       the BPF tools, in build/bin"
@@ -44,6 +47,10 @@ kernel-stock: deps
 kernel-notrace: deps
 	@mkdir -p $(BUILD)
 	@dir=$$(scripts/build-kernel notrace) && ln -sfn "$$dir" $(BUILD)/kernel-notrace
+
+kernel-debug: deps
+	@mkdir -p $(BUILD)
+	@dir=$$(scripts/build-kernel debug) && ln -sfn "$$dir" $(BUILD)/kernel-debug
 
 $(BIN)/shmem_loop: tools/bench/shmem_loop.c | $(BIN)
 	$(CC) $(CFLAGS) -o $@ $<
@@ -131,10 +138,20 @@ $(BIN)/shmem_unit_test: $(UNIT_SRCS) tools/lib/shmemstat.h | $(BIN)
 $(BIN)/memcg_write: tests/helpers/memcg_write.c | $(BIN)
 	$(CC) $(CFLAGS) -o $@ $<
 
-tests: $(BIN)/shmem_kernel_test $(BIN)/shmem_unit_test $(BIN)/memcg_write tools
+$(BIN)/shmem_fuzz: tests/fuzz/shmem_fuzz.c | $(BIN)
+	$(CC) $(CFLAGS) -o $@ $<
+
+tests: $(BIN)/shmem_kernel_test $(BIN)/shmem_unit_test $(BIN)/memcg_write $(BIN)/shmem_fuzz tools
 
 test: kernel kernel-stock tests
 	tests/run $(SEED)
+
+# Not in CI: the random operations run 1,000,000 operations on each kernel
+test-long: kernel kernel-stock tests
+	FUZZ_OPS=1000000 tests/run $(SEED)
+
+test-debug: kernel-debug $(BIN)/shmem_kernel_test $(BIN)/shmem_fuzz
+	tests/fuzz/debug-run $(SEED)
 
 run: kernel tests
 	$(VM) --timeout 1200 --log $(BUILD)/run-console.log -- tools/demo
