@@ -69,9 +69,11 @@ BPF_CLANG ?= clang
 BPFTOOL ?= bpftool
 GEN := $(BUILD)/gen
 TOOLS := shmemtop shmemhist shmemtrace shmem-exporter
-TOOL_CFLAGS := $(CFLAGS) -Iinclude -Itools/lib -I$(GEN)
+TOOL_CFLAGS := $(CFLAGS) -Iinclude -Itools/lib -I$(GEN) -DSHMEM_VERSION='"$(VERSION)"'
 TOOL_LIBS := -lbpf -lelf -lz -ljson-c
-LIB_SRCS := tools/lib/snapshot.c tools/lib/tracer.c tools/lib/cli.c tools/lib/metrics.c
+LIB_SRCS := tools/lib/snapshot.c tools/lib/tracer.c tools/lib/cli.c tools/lib/metrics.c \
+	tools/lib/maps.c tools/lib/names.c tools/lib/json.c tools/lib/hist.c tools/lib/mounts.c
+VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
 $(BUILD)/bpf/shmem.bpf.o: bpf/shmem.bpf.c include/shmem_stats.h include/vmlinux.h
 	@mkdir -p $(@D)
@@ -120,7 +122,8 @@ $(BIN)/shmem_kernel_test: $(KERNEL_TESTS) tests/kernel/lib.h | $(BIN)
 $(BIN):
 	mkdir -p $@
 
-UNIT_SRCS := tests/unit/test_lib.c tests/kernel/lib.c tools/lib/snapshot.c tools/lib/cli.c tools/lib/metrics.c
+UNIT_SRCS := tests/unit/test_lib.c tests/kernel/lib.c tools/lib/snapshot.c tools/lib/cli.c tools/lib/metrics.c \
+	tools/lib/maps.c tools/lib/names.c tools/lib/json.c tools/lib/hist.c tools/lib/mounts.c
 $(BIN)/shmem_unit_test: $(UNIT_SRCS) tools/lib/shmemstat.h | $(BIN)
 	$(CC) $(TOOL_CFLAGS) -Itests/kernel -o $@ $(UNIT_SRCS) $(TOOL_LIBS)
 

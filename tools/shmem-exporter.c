@@ -52,6 +52,7 @@ static const struct argp_option options[] = {
 };
 
 static const struct argp_child children[] = {
+	{ &shmem_version_argp, 0, NULL, 0 },
 	{ &shmem_loader_argp, 0, NULL, 0 },
 	{ &shmem_pinned_argp, 0, NULL, 0 },
 	{},
@@ -223,6 +224,9 @@ int main(int argc, char **argv)
 
 	if (shmem_parse_args(&argp, argc, argv))
 		return 1;
+	/* per file system always (few rows); per file only for -f */
+	shmem_args.tracer.rows = 1U << SHMEM_ROWS_FSES |
+				 (env.top_files ? 1U << SHMEM_ROWS_FILES : 0);
 	fd = listen_on(env.address, env.port);
 	if (fd < 0)
 		return 1;
