@@ -19,7 +19,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-#include "shmem_stats.h"
+#include "shmem_map_types.h"
 
 char LICENSE[] SEC("license") = "GPL";
 

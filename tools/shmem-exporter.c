@@ -19,7 +19,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <microhttpd.h>
-#include "shmemstat.h"
+#include "shmem_tools.h"
 #include "page.h"
 
 #define PROG "shmem-exporter"

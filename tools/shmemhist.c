@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/wait.h>
-#include "shmemstat.h"
+#include "shmem_tools.h"
 
 #define PROG "shmemhist"
 

@@ -7,7 +7,7 @@
  */
 #include <argp.h>
 #include <string.h>
-#include "shmemstat.h"
+#include "shmem_tools.h"
 
 #define PROG "shmemtrace"
 

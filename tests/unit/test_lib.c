@@ -10,7 +10,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include "lib.h"
-#include "shmemstat.h"
+#include "shmem_tools.h"
 
 static void test_parse_long(void)
 {

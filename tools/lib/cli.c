@@ -14,7 +14,7 @@
 #include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "shmemstat.h"
+#include "shmem_tools.h"
 
 /* argp calls ARGP_KEY_ERROR after any error: report only the first */
 static bool arg_error_reported;

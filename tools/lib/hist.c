@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Log2 latency histograms: their count, and printed the libbpf-tools way. */
-#include "shmemstat.h"
+#include "shmem_tools.h"
 
 __u64 shmem_hist_count(const struct shmem_hist *h)
 {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* A snapshot (or the difference of two) as one JSON object. */
 #include <string.h>
-#include "shmemstat.h"
+#include "shmem_tools.h"
 
 static json_object *orders_json(const __u64 *allocs)
 {

@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "shmemstat.h"
+#include "shmem_tools.h"
 
 const struct shmem_map_desc shmem_map_descs[SHMEM_NR_MAPS] = {
 	[SHMEM_MAP_TOTALS] = { "totals", BPF_MAP_TYPE_PERCPU_ARRAY,

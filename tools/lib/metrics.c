@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include "shmemstat.h"
+#include "shmem_tools.h"
 
 static void header(FILE *out, const char *name, const char *type,
 		   const char *help)

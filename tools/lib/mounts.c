@@ -3,7 +3,7 @@
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
-#include "shmemstat.h"
+#include "shmem_tools.h"
 
 /* mountinfo writes space, tab, newline and backslash as \ooo */
 static void unescape(char *s)

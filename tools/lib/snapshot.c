@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include <bpf/bpf.h>
-#include "shmemstat.h"
+#include "shmem_tools.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

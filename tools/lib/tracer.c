@@ -19,7 +19,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
-#include "shmemstat.h"
+#include "shmem_tools.h"
 #include "shmem.skel.h"
 
 #ifndef CAP_PERFMON

@@ -4,8 +4,8 @@
  * and attach the BPF programs or open pinned maps, read all maps into one
  * snapshot, subtract snapshots, and format them.
  */
-#ifndef SHMEMSTAT_H
-#define SHMEMSTAT_H
+#ifndef SHMEM_TOOLS_H
+#define SHMEM_TOOLS_H
 
 #include <argp.h>
 #include <stdbool.h>
@@ -14,7 +14,7 @@
 #include <sys/types.h>
 #include <linux/types.h>
 #include <json-c/json.h>
-#include "shmem_stats.h"
+#include "shmem_map_types.h"
 
 #define SHMEM_PIN_DEFAULT "/sys/fs/bpf/shmem"
 #define SHMEM_MTHP_DIR "/sys/kernel/mm/transparent_hugepage"
@@ -320,4 +320,4 @@ int shmem_wait(double secs, pid_t child, int fd, int *status);
 extern volatile int shmem_exiting;
 void shmem_handle_signals(void);
 
-#endif /* SHMEMSTAT_H */
+#endif /* SHMEM_TOOLS_H */

@@ -4,8 +4,8 @@
  * ABI between the two sides.  Plain fixed-size types only, so the BPF
  * object's BTF describes them and `bpftool map dump` prints named fields.
  */
-#ifndef SHMEM_STATS_H
-#define SHMEM_STATS_H
+#ifndef SHMEM_MAP_TYPES_H
+#define SHMEM_MAP_TYPES_H
 
 #define SHMEM_NR_ORDERS		16	/* folio orders 0..15 */
 #define SHMEM_NAME_LEN		32
@@ -215,4 +215,4 @@ struct shmem_info {
 	__u32 rows;		/* row maps kept: bits of enum shmem_row_kind */
 };
 
-#endif /* SHMEM_STATS_H */
+#endif /* SHMEM_MAP_TYPES_H */
