@@ -163,7 +163,7 @@ static __always_inline void hist_add(__u32 id, __u64 ns)
 	h->sum += ns;
 }
 
-static struct shmem_row *row_get(void *map, const void *key,
+static __always_inline struct shmem_row *row_get(void *map, const void *key,
 				 struct shmem_totals *t, __u32 kind,
 				 bool *created)
 {
@@ -215,7 +215,7 @@ static __always_inline void rows_get(struct inode *inode,
 		struct shmem_file_key key = { .ino = inode->i_ino, .dev = dev };
 
 		r->file = row_get(&files, &key, t, SHMEM_ROWS_FILES, &created);
-		if (created)
+		if (created && r->file)
 			inode_name(inode, r->file->name);
 	}
 	if (rows & (1U << SHMEM_ROWS_PROCS)) {
@@ -225,20 +225,20 @@ static __always_inline void rows_get(struct inode *inode,
 		};
 
 		r->proc = row_get(&procs, &key, t, SHMEM_ROWS_PROCS, &created);
-		if (created)
+		if (created && r->proc)
 			bpf_get_current_comm(r->proc->name, SHMEM_NAME_LEN);
 	}
 	if (rows & (1U << SHMEM_ROWS_CGROUPS)) {
 		__u64 id = bpf_get_current_cgroup_id();
 
 		r->cgroup = row_get(&cgroups, &id, t, SHMEM_ROWS_CGROUPS, &created);
-		if (created)
+		if (created && r->cgroup)
 			bpf_probe_read_kernel_str(r->cgroup->name, SHMEM_NAME_LEN,
 				BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, name));
 	}
 	if (rows & (1U << SHMEM_ROWS_FSES)) {
 		r->fs = row_get(&fses, &dev, t, SHMEM_ROWS_FSES, &created);
-		if (created)
+		if (created && r->fs)
 			bpf_probe_read_kernel_str(r->fs->name, SHMEM_NAME_LEN,
 						  inode->i_sb->s_id);
 	}
