@@ -439,7 +439,7 @@ static void test_metrics(void)
 	unlink(mountinfo);
 
 	s.info.tracepoints = 1;
-	s.info.signals = SHMEM_SIG_ALLOCS;
+	s.info.signals = SHMEM_SIG_ALLOCS | SHMEM_SIG_LAT_ALLOC | SHMEM_SIG_LAT_UPTODATE;
 	s.info.rows = 1U << SHMEM_ROWS_FILES | 1U << SHMEM_ROWS_FSES;
 	s.totals.allocs[9][SHMEM_STAT_PATH_FALLOC] = 4;
 	s.totals.fallbacks[9][SHMEM_STAT_FB_CHARGE] = 1;
@@ -503,10 +503,13 @@ static void test_metrics(void)
 	      "metrics: rows and drops of the maps kept");
 	free(text);
 	s.info.rows = 0;
+	s.info.signals = SHMEM_SIG_ALLOCS;
 	text = shmem_metrics_text(&s, &mounts, 0);
 	check(text && !strstr(text, "shmem_file_folio_allocs_total{") &&
 	      !strstr(text, "shmem_filesystem_folio_allocs_total{"),
 	      "metrics: no per-file or per-file-system series unless kept");
+	check(text && !strstr(text, "_latency_seconds") && !strstr(text, "uptodate_seconds"),
+	      "metrics: no histogram without --latency");
 	free(text);
 	shmem_mounts_free(&mounts);
 	shmem_snapshot_free(&s);

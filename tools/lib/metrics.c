@@ -206,23 +206,26 @@ static void print_latency(FILE *out, const struct shmem_snapshot *s)
 {
 	static const struct {
 		unsigned int hist;
+		__u32 signal;
 		const char *name, *help;
 	} hists[] = {
-		{ SHMEM_HIST_ALLOC, "shmem_alloc_latency_seconds",
+		{ SHMEM_HIST_ALLOC, SHMEM_SIG_LAT_ALLOC, "shmem_alloc_latency_seconds",
 		  "Time in shmem_alloc_and_add_folio()." },
-		{ SHMEM_HIST_WRITE, "shmem_write_latency_seconds",
+		{ SHMEM_HIST_WRITE, SHMEM_SIG_LAT_WRITE, "shmem_write_latency_seconds",
 		  "write(2) calls on shmem that allocated a folio." },
-		{ SHMEM_HIST_FAULT, "shmem_fault_latency_seconds",
+		{ SHMEM_HIST_FAULT, SHMEM_SIG_LAT_FAULT, "shmem_fault_latency_seconds",
 		  "shmem page faults that allocated a folio." },
-		{ SHMEM_HIST_FALLOC, "shmem_fallocate_latency_seconds",
+		{ SHMEM_HIST_FALLOC, SHMEM_SIG_LAT_FALLOC, "shmem_fallocate_latency_seconds",
 		  "fallocate(2) calls on shmem that allocated a folio." },
-		{ SHMEM_HIST_UPTODATE, "shmem_folio_uptodate_seconds",
+		{ SHMEM_HIST_UPTODATE, SHMEM_SIG_LAT_UPTODATE, "shmem_folio_uptodate_seconds",
 		  "Time from allocating a large folio to it being fully uptodate." },
 	};
 
+	/* only what is traced: a histogram of zeros would claim it is fast */
 	for (size_t i = 0; i < sizeof(hists) / sizeof(hists[0]); i++)
-		print_hist(out, hists[i].name, hists[i].help,
-			   &s->hists[hists[i].hist]);
+		if (s->info.signals & hists[i].signal)
+			print_hist(out, hists[i].name, hists[i].help,
+				   &s->hists[hists[i].hist]);
 }
 
 static void print_kernel(FILE *out, const struct shmem_snapshot *s)
