@@ -270,9 +270,21 @@ static __always_inline __u32 folio_order(struct folio *folio)
 	return folio->_flags_1 & 0xff;
 }
 
-static __always_inline __u32 clamp_order(__u32 order)
+/*
+ * An index below @n, the last one for anything above: the barrier keeps
+ * the compiler from folding the bound away, so the verifier sees it.
+ */
+static __always_inline __u64 bounded(__u64 i, __u64 n)
 {
-	return order < SHMEM_NR_ORDERS ? order : SHMEM_NR_ORDERS - 1;
+	if (i >= n)
+		i = n - 1;
+	barrier_var(i);
+	return i < n ? i : 0;
+}
+
+static __always_inline __u64 clamp_order(__u64 order)
+{
+	return bounded(order, SHMEM_NR_ORDERS);
 }
 
 /* Count a folio allocation of @path (enum shmem_stat_path). */
@@ -285,15 +297,14 @@ static __always_inline void count_alloc(struct inode *inode, __u32 order,
 
 	if (!t)
 		return;
+	/* SHMEM_STAT_PATH_OTHER is the last path */
 	order = clamp_order(order);
-	if (path >= SHMEM_STAT_NR_PATHS)
-		path = SHMEM_STAT_PATH_OTHER;
+	path = bounded(path, SHMEM_STAT_NR_PATHS);
 	t->allocs[order][path]++;
 	if (rows) {
 		rows_get(inode, t, &r);
-		/* hide the clamp from the compiler so the verifier sees a bound */
-		barrier_var(order);
-		rows_add(&r, allocs[order & (SHMEM_NR_ORDERS - 1)], 1);
+		order = clamp_order(order);
+		rows_add(&r, allocs[order], 1);
 	}
 	if (!latency)
 		return;
@@ -332,8 +343,8 @@ static void count_fallback(struct inode *inode, __u32 order, __u32 reason)
 
 	if (!t)
 		return;
-	if (reason >= SHMEM_STAT_NR_FALLBACKS)
-		reason = SHMEM_STAT_FB_OTHER;
+	/* SHMEM_STAT_FB_OTHER is the last reason */
+	reason = bounded(reason, SHMEM_STAT_NR_FALLBACKS);
 	t->fallbacks[clamp_order(order)][reason]++;
 	if (rows) {
 		rows_get(inode, t, &r);
@@ -499,8 +510,9 @@ int BPF_PROG(zero, struct inode *inode, struct folio *folio, size_t offset,
 	if (skip_task())
 		return 0;
 	t = totals_get();
-	if (!t || z >= SHMEM_STAT_NR_ZEROS)
+	if (!t)
 		return 0;
+	z = bounded(z, SHMEM_STAT_NR_ZEROS);
 	t->blocks.zeroed[z] += bytes;
 	if (rows) {
 		rows_get(inode, t, &r);
@@ -522,8 +534,9 @@ int BPF_PROG(folio_split, struct inode *inode, struct folio *folio,
 	if (skip_task())
 		return 0;
 	t = totals_get();
-	if (!t || why >= SHMEM_STAT_NR_SPLITS)
+	if (!t)
 		return 0;
+	why = bounded(why, SHMEM_STAT_NR_SPLITS);
 	count = &t->splits[clamp_order(old_order)][why];
 	/* an errno, or (truncate) 1 when the folio stayed whole */
 	if (ret) {
