@@ -128,6 +128,8 @@ json_object *shmem_snapshot_json(const struct shmem_snapshot *s, double secs,
 		s->info.tracepoints ? "tracepoints" : "fallback"));
 	json_object_object_add(root, "missing",
 			       shmem_missing_json(&s->info));
+	json_object_object_add(root, "not_traced",
+			       shmem_not_traced_json(&s->info));
 
 	for (int k = 0; k < SHMEM_NR_ROW_KINDS; k++) {
 		json_object *rows;

@@ -107,6 +107,17 @@ json_object *shmem_missing_json(const struct shmem_info *info)
 	return list;
 }
 
+json_object *shmem_not_traced_json(const struct shmem_info *info)
+{
+	json_object *list = json_object_new_array();
+
+	for (unsigned int i = 0; i < SHMEM_NR_SIGNALS; i++)
+		if (info->disabled & (1U << i))
+			json_object_array_add(list,
+				json_object_new_string(signal_names[i]));
+	return list;
+}
+
 int shmem_parse_long(const char *s, long min, long max, long *out)
 {
 	char *end;

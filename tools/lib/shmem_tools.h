@@ -134,6 +134,8 @@ void shmem_clean_name(const char *in, size_t len, bool truncated, char *out);
  */
 void shmem_missing_signals(const struct shmem_info *info, char *buf, size_t len);
 json_object *shmem_missing_json(const struct shmem_info *info);
+/* What the user did not ask for (latency without --latency): its zeros mean nothing */
+json_object *shmem_not_traced_json(const struct shmem_info *info);
 
 /* CLOCK_MONOTONIC in seconds */
 double shmem_now(void);
