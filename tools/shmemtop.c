@@ -54,7 +54,8 @@ static const struct argp_option options[] = {
 	{ "rows", 'r', "ROWS", 0, "Rows per report (default 20)", 0 },
 	{ "sort", 's', "KEY", 0,
 	  "Sort by allocs, large, fallbacks, splits, partial, latency or name", 0 },
-	{ "view", 'V', "VIEW", 0, "Rows per files, procs, cgroups or fses", 0 },
+	{ "view", 'V', "VIEW", 0,
+	  "Rows per files, procs, cgroups or fses (file systems: pinned maps)", 0 },
 	{ "help", 'h', NULL, 0, "Show this help", -1 },
 	{},
 };
@@ -305,15 +306,17 @@ static void draw(const struct shmem_snapshot *d, const char *missing)
 	refresh();
 }
 
-/* A key press: true to quit. */
-static bool handle_key(int ch)
+/* A key press: true to quit.  @rows: the row maps there are. */
+static bool handle_key(int ch, __u32 rows)
 {
 	switch (ch) {
 	case 'q':
 	case 'Q':
 		return true;
 	case 'v':
-		env.view = (env.view + 1) % SHMEM_NR_ROW_KINDS;
+		do
+			env.view = (env.view + 1) % SHMEM_NR_ROW_KINDS;
+		while (!(rows & (1U << env.view)));
 		break;
 	case 's':
 		env.sort = (env.sort + 1) % SHMEM_NR_SORTS;
@@ -342,7 +345,8 @@ int main(int argc, char **argv)
 	live_view = !env.batch && !env.json;
 	/* a command's report, once, unless asked for intervals */
 	once = cmd && !live_view && !env.interval_given;
-	shmem_args.tracer.rows = SHMEM_ALL_ROWS;
+	/* per file system is the exporter's; pinned maps may have it */
+	shmem_args.tracer.rows = SHMEM_ALL_ROWS & ~(1U << SHMEM_ROWS_FSES);
 	if (live_view && !isatty(STDOUT_FILENO)) {
 		fprintf(stderr, PROG ": the live view needs a terminal: use -b or --json\n");
 		return 1;
@@ -351,6 +355,12 @@ int main(int argc, char **argv)
 	/* the live view shows what is missing on its own screen */
 	if (shmem_source_begin(&src, &prev, false, live_view, PROG))
 		return 1;
+	if (!(prev.info.rows & (1U << env.view))) {
+		fprintf(stderr, PROG ": no %s rows in these maps\n",
+			shmem_row_kind_name(env.view));
+		shmem_source_close(&src);
+		return 1;
+	}
 	shmem_missing_signals(&prev.info, missing, sizeof(missing));
 	if (cmd) {
 		child = shmem_command_start(cmd, PROG);
@@ -380,7 +390,7 @@ int main(int argc, char **argv)
 			bool quit = false, key = false;
 
 			while ((ch = getch()) != ERR) {
-				quit |= handle_key(ch);
+				quit |= handle_key(ch, prev.info.rows);
 				key = true;
 			}
 			if (quit)
