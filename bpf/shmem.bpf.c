@@ -312,6 +312,18 @@ static __always_inline void count_alloc(struct inode *inode, __u32 order,
 	if (ops) {
 		__u32 bits = 0;
 
+		/*
+		 * With the events, this event ends the timing alloc_enter
+		 * began: the attempts given up on the way included.
+		 */
+		if (!count_in_fexit && ops->alloc_start) {
+			__u64 ns = bpf_ktime_get_ns() - ops->alloc_start;
+
+			ops->alloc_start = 0;
+			hist_add(SHMEM_HIST_ALLOC, ns);
+			ops->pending_ns += ns;
+			ops->pending_calls++;
+		}
 		/* the time of this allocation and of the attempts before it */
 		if (rows) {
 			rows_add(&r, alloc_ns, ops->pending_ns);
@@ -552,7 +564,10 @@ int BPF_PROG(folio_split, struct inode *inode, struct folio *folio,
 }
 
 /*
- * Timing (with latency), and the fallback mode's counting: it infers the
+ * Timing (with latency): allocation from the first shmem_alloc_and_add_folio()
+ * to the allocation event (fallback mode: each call, to its return), and
+ * the write, fault and fallocate calls that allocated.  The fallback
+ * mode's counting: it infers the
  * path from the call around the allocation, and the fallbacks from
  * shmem_alloc_folio() returning nothing and from the errors of
  * shmem_alloc_and_add_folio() after a large folio was allocated.
@@ -566,7 +581,8 @@ int BPF_PROG(alloc_enter)
 	if (!latency || skip_task())
 		return 0;
 	ops = thread_ops(BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (ops)
+	/* with the events, from the first attempt to the allocation event */
+	if (ops && (count_in_fexit || !ops->alloc_start))
 		ops->alloc_start = bpf_ktime_get_ns();
 	return 0;
 }
@@ -671,7 +687,12 @@ static __always_inline int op_exit(enum timed_op op, __u32 hist)
 	if (!latency && !count_in_fexit)
 		return 0;
 	ops = thread_ops(0);
-	if (!ops || !ops->start[op])
+	if (!ops)
+		return 0;
+	/* an attempt that never got its folio: it times nothing later */
+	if (!count_in_fexit)
+		ops->alloc_start = 0;
+	if (!ops->start[op])
 		return 0;
 	if (latency && (ops->allocated & (1U << op)))
 		hist_add(hist, bpf_ktime_get_ns() - ops->start[op]);

@@ -210,7 +210,7 @@ static void print_latency(FILE *out, const struct shmem_snapshot *s)
 		const char *name, *help;
 	} hists[] = {
 		{ SHMEM_HIST_ALLOC, SHMEM_SIG_LAT_ALLOC, "shmem_alloc_latency_seconds",
-		  "Time in shmem_alloc_and_add_folio()." },
+		  "Time to allocate a shmem folio, from shmem_alloc_and_add_folio() to the allocation, orders given up included." },
 		{ SHMEM_HIST_WRITE, SHMEM_SIG_LAT_WRITE, "shmem_write_latency_seconds",
 		  "write(2) calls on shmem that allocated a folio." },
 		{ SHMEM_HIST_FAULT, SHMEM_SIG_LAT_FAULT, "shmem_fault_latency_seconds",

@@ -75,8 +75,9 @@ static const struct {
 	{ "zero", TRACEPOINTS, SHMEM_SIG_ZERO, 0 },
 	{ "folio_split", TRACEPOINTS, SHMEM_SIG_SPLITS, 0 },
 	{ "alloc_folio_exit", FALLBACK, 0, SHMEM_SIG_FALLBACKS },
-	{ "alloc_enter", LATENCY, 0, 0 },
-	{ "alloc_exit", LATENCY | FALLBACK, SHMEM_SIG_LAT_ALLOC, SHMEM_SIG_ALLOCS },
+	/* with the events, the allocation event ends the timing */
+	{ "alloc_enter", LATENCY, SHMEM_SIG_LAT_ALLOC, 0 },
+	{ "alloc_exit", FALLBACK, 0, SHMEM_SIG_ALLOCS },
 	{ "write_enter", LATENCY | FALLBACK, 0, 0 },
 	{ "write_exit", LATENCY | FALLBACK, SHMEM_SIG_LAT_WRITE, 0 },
 	{ "fault_enter", LATENCY | FALLBACK, 0, 0 },
