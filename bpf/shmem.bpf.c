@@ -134,7 +134,10 @@ struct {
  * the ___ suffix dropped, and bpf_core_enum_value_exists() says whether
  * the running kernel has them.
  */
-enum shmem_alloc_path___later { SHMEM_PATH_USERFAULT___later = 1 };
+enum shmem_alloc_path___later {
+	SHMEM_PATH_KERNEL___later = 1,
+	SHMEM_PATH_USERFAULT___later = 2,
+};
 
 static __always_inline bool skip_task(void)
 {
@@ -364,62 +367,69 @@ static void count_fallback(struct inode *inode, __u32 order, __u32 reason)
 	}
 }
 
-/* The kernel's enum values, by name: its numbering may change. */
+/*
+ * @v is the kernel's @type::@name, if the running kernel has that name: a
+ * kernel may renumber, add or drop values, and CO-RE resolves each by
+ * name at load time.
+ */
+#define IS_ENUM(v, type, name)						\
+	(bpf_core_enum_value_exists(type, name) &&			\
+	 (v) == bpf_core_enum_value(type, name))
+
 static __always_inline __u32 stat_path(int path)
 {
-	if (path == bpf_core_enum_value(enum shmem_alloc_path, SHMEM_PATH_WRITE))
+	if (IS_ENUM(path, enum shmem_alloc_path, SHMEM_PATH_WRITE))
 		return SHMEM_STAT_PATH_WRITE;
-	if (path == bpf_core_enum_value(enum shmem_alloc_path, SHMEM_PATH_FALLOC))
+	if (IS_ENUM(path, enum shmem_alloc_path, SHMEM_PATH_FALLOC))
 		return SHMEM_STAT_PATH_FALLOC;
-	if (path == bpf_core_enum_value(enum shmem_alloc_path, SHMEM_PATH_FAULT))
+	if (IS_ENUM(path, enum shmem_alloc_path, SHMEM_PATH_FAULT))
 		return SHMEM_STAT_PATH_FAULT;
-	if (path == bpf_core_enum_value(enum shmem_alloc_path, SHMEM_PATH_READ))
+	if (IS_ENUM(path, enum shmem_alloc_path, SHMEM_PATH_READ))
 		return SHMEM_STAT_PATH_READ;
-	if (path == bpf_core_enum_value(enum shmem_alloc_path, SHMEM_PATH_SWAPIN))
+	if (IS_ENUM(path, enum shmem_alloc_path___later, SHMEM_PATH_KERNEL___later))
+		return SHMEM_STAT_PATH_KERNEL;
+	if (IS_ENUM(path, enum shmem_alloc_path, SHMEM_PATH_SWAPIN))
 		return SHMEM_STAT_PATH_SWAPIN;
-	if (path == bpf_core_enum_value(enum shmem_alloc_path, SHMEM_PATH_COLLAPSE))
+	if (IS_ENUM(path, enum shmem_alloc_path, SHMEM_PATH_COLLAPSE))
 		return SHMEM_STAT_PATH_COLLAPSE;
-	if (bpf_core_enum_value_exists(enum shmem_alloc_path___later,
-				       SHMEM_PATH_USERFAULT___later) &&
-	    path == bpf_core_enum_value(enum shmem_alloc_path___later,
-					SHMEM_PATH_USERFAULT___later))
+	if (IS_ENUM(path, enum shmem_alloc_path___later, SHMEM_PATH_USERFAULT___later))
 		return SHMEM_STAT_PATH_USERFAULT;
 	return SHMEM_STAT_PATH_OTHER;
 }
 
 static __u32 stat_fallback(int reason)
 {
-	if (reason == bpf_core_enum_value(enum shmem_fallback_reason, SHMEM_FALLBACK_ALLOC))
+	if (IS_ENUM(reason, enum shmem_fallback_reason, SHMEM_FALLBACK_ALLOC))
 		return SHMEM_STAT_FB_ALLOC;
-	if (reason == bpf_core_enum_value(enum shmem_fallback_reason, SHMEM_FALLBACK_CHARGE))
+	if (IS_ENUM(reason, enum shmem_fallback_reason, SHMEM_FALLBACK_CHARGE))
 		return SHMEM_STAT_FB_CHARGE;
-	if (reason == bpf_core_enum_value(enum shmem_fallback_reason, SHMEM_FALLBACK_RACED))
+	if (IS_ENUM(reason, enum shmem_fallback_reason, SHMEM_FALLBACK_RACED))
 		return SHMEM_STAT_FB_RACED;
-	if (reason == bpf_core_enum_value(enum shmem_fallback_reason, SHMEM_FALLBACK_NOSPC))
+	if (IS_ENUM(reason, enum shmem_fallback_reason, SHMEM_FALLBACK_NOSPC))
 		return SHMEM_STAT_FB_NOSPC;
-	if (reason == bpf_core_enum_value(enum shmem_fallback_reason, SHMEM_FALLBACK_UNSUITABLE))
+	if (IS_ENUM(reason, enum shmem_fallback_reason, SHMEM_FALLBACK_UNSUITABLE))
 		return SHMEM_STAT_FB_UNSUITABLE;
 	return SHMEM_STAT_FB_OTHER;
 }
 
 static __u32 stat_split(int reason)
 {
-	if (reason == bpf_core_enum_value(enum shmem_split_reason, SHMEM_SPLIT_SHRINK))
+	if (IS_ENUM(reason, enum shmem_split_reason, SHMEM_SPLIT_SHRINK))
 		return SHMEM_STAT_SPLIT_SHRINK;
-	if (reason == bpf_core_enum_value(enum shmem_split_reason, SHMEM_SPLIT_TRUNCATE))
+	if (IS_ENUM(reason, enum shmem_split_reason, SHMEM_SPLIT_TRUNCATE))
 		return SHMEM_STAT_SPLIT_TRUNCATE;
-	if (reason == bpf_core_enum_value(enum shmem_split_reason, SHMEM_SPLIT_SWAPOUT))
+	if (IS_ENUM(reason, enum shmem_split_reason, SHMEM_SPLIT_SWAPOUT))
 		return SHMEM_STAT_SPLIT_SWAPOUT;
 	return SHMEM_STAT_SPLIT_OTHER;
 }
 
 static __u32 stat_zero(int reason)
 {
-	if (reason == bpf_core_enum_value(enum shmem_zero_reason, SHMEM_ZERO_UNWRITTEN))
+	if (IS_ENUM(reason, enum shmem_zero_reason, SHMEM_ZERO_UNWRITTEN))
 		return SHMEM_STAT_ZERO_UNWRITTEN;
-	if (reason == bpf_core_enum_value(enum shmem_zero_reason, SHMEM_ZERO_PARTIAL))
+	if (IS_ENUM(reason, enum shmem_zero_reason, SHMEM_ZERO_PARTIAL))
 		return SHMEM_STAT_ZERO_PARTIAL;
-	if (reason == bpf_core_enum_value(enum shmem_zero_reason, SHMEM_ZERO_NOMEM))
+	if (IS_ENUM(reason, enum shmem_zero_reason, SHMEM_ZERO_NOMEM))
 		return SHMEM_STAT_ZERO_NOMEM;
 	return SHMEM_STAT_ZERO_OTHER;
 }

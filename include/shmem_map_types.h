@@ -57,14 +57,15 @@ static inline __u32 shmem_hist_slot(__u64 ns)
 /*
  * The allocation paths the tools name.  The BPF programs translate the
  * kernel's enum shmem_alloc_path by enumerator name (CO-RE), so the
- * kernel may number its values as it likes; values it adds later count as
- * other.
+ * kernel may number its values as it likes, and rename or add some: a
+ * name this list does not know counts as other.
  */
 enum shmem_stat_path {
 	SHMEM_STAT_PATH_WRITE,
 	SHMEM_STAT_PATH_FALLOC,
 	SHMEM_STAT_PATH_FAULT,
 	SHMEM_STAT_PATH_READ,
+	SHMEM_STAT_PATH_KERNEL,	/* kernel-internal reads (the next series) */
 	SHMEM_STAT_PATH_SWAPIN,
 	SHMEM_STAT_PATH_COLLAPSE,
 	SHMEM_STAT_PATH_USERFAULT,

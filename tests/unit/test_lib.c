@@ -193,7 +193,7 @@ static void test_delta(void)
 	shmem_snapshot_free(&now);
 }
 
-/* Subtraction at 10,240 rows takes O(n log n), not O(n^2). */
+/* Subtraction takes O(n log n), not O(n^2): 100,000 rows in seconds. */
 static void test_delta_large(void)
 {
 	struct shmem_snapshot prev = {}, now = {}, d;
@@ -215,7 +215,8 @@ static void test_delta_large(void)
 	check(!shmem_snapshot_delta(&now, &prev, &d), "subtract 100,000 rows");
 	for (size_t i = 0; i < n; i++)
 		exact &= d.rows[SHMEM_ROWS_FILES][i].row.allocs[0] == i;
-	check(exact && shmem_now() - start < 1.0,
+	/* O(n^2) would be 10^10 comparisons: minutes, not seconds */
+	check(exact && shmem_now() - start < 10.0,
 	      "each row by its own difference, in %.3f s", shmem_now() - start);
 	shmem_snapshot_free(&d);
 	shmem_snapshot_free(&prev);

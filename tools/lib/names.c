@@ -8,7 +8,7 @@
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 static const char *const path_names[SHMEM_STAT_NR_PATHS] = {
-	"write", "fallocate", "fault", "read", "swapin", "collapse",
+	"write", "fallocate", "fault", "read", "kernel", "swapin", "collapse",
 	"userfault", "other",
 };
 static const char *const fallback_names[SHMEM_STAT_NR_FALLBACKS] = {
