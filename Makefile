@@ -74,17 +74,20 @@ kernel-deb: kernel
 	mv $$(readlink -f $(BUILD)/kernel)/*.deb $(BUILD)/debs/
 	@ls $(BUILD)/debs
 
-# BPF object, its skeleton, the tools.  include/vmlinux.h is committed;
+# BPF object, its skeleton, the tools (make tools).  include/vmlinux.h is committed;
 # `make vmlinux-h` regenerates it from the patched kernel's BTF.
 BPF_CLANG ?= clang
 BPFTOOL ?= bpftool
 GEN := $(BUILD)/gen
 TOOLS := shmemtop shmemhist shmemtrace shmem-exporter
-TOOL_CFLAGS := $(CFLAGS) -Iinclude -Itools/lib -I$(GEN)
+# --version prints the commit the tools were built from
+VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+TOOL_CFLAGS := $(CFLAGS) -Iinclude -Itools/lib -I$(GEN) -DSHMEM_VERSION='"$(VERSION)"'
 TOOL_LIBS := -lbpf -lelf -lz -ljson-c
-LIB_SRCS := tools/lib/snapshot.c tools/lib/tracer.c tools/lib/cli.c tools/lib/metrics.c
+LIB_SRCS := tools/lib/snapshot.c tools/lib/tracer.c tools/lib/cli.c tools/lib/metrics.c \
+	tools/lib/maps.c tools/lib/names.c tools/lib/json.c tools/lib/hist.c tools/lib/mounts.c
 
-$(BUILD)/bpf/shmem.bpf.o: bpf/shmem.bpf.c include/shmem_stats.h include/vmlinux.h
+$(BUILD)/bpf/shmem.bpf.o: bpf/shmem.bpf.c include/shmem_map_types.h include/vmlinux.h
 	@mkdir -p $(@D)
 	$(BPF_CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_x86 -Iinclude -c $< -o $@
 	llvm-strip -g $@
@@ -93,7 +96,7 @@ $(GEN)/shmem.skel.h: $(BUILD)/bpf/shmem.bpf.o
 	@mkdir -p $(@D)
 	$(BPFTOOL) gen skeleton $< name shmem_bpf > $@
 
-$(BIN)/shmemtop: tools/shmemtop.c $(LIB_SRCS) tools/lib/shmemstat.h $(GEN)/shmem.skel.h | $(BIN)
+$(BIN)/shmemtop: tools/shmemtop.c $(LIB_SRCS) tools/lib/shmem_tools.h $(GEN)/shmem.skel.h | $(BIN)
 	$(CC) $(TOOL_CFLAGS) -o $@ $< $(LIB_SRCS) $(TOOL_LIBS) -lncurses
 
 # The exporter's page, with the chart library from npm inlined
@@ -106,10 +109,10 @@ $(GEN)/page.h: web/page.html tools/web-bundle web/node_modules/uplot/dist/uPlot.
 	tools/web-bundle $(GEN)/page.html
 	cd $(GEN) && xxd -i page.html > page.h
 
-$(BIN)/shmem-exporter: tools/shmem-exporter.c $(LIB_SRCS) tools/lib/shmemstat.h $(GEN)/shmem.skel.h $(GEN)/page.h | $(BIN)
+$(BIN)/shmem-exporter: tools/shmem-exporter.c $(LIB_SRCS) tools/lib/shmem_tools.h $(GEN)/shmem.skel.h $(GEN)/page.h | $(BIN)
 	$(CC) $(TOOL_CFLAGS) -o $@ $< $(LIB_SRCS) $(TOOL_LIBS) -lmicrohttpd -lcap -lpthread
 
-$(BIN)/%: tools/%.c $(LIB_SRCS) tools/lib/shmemstat.h $(GEN)/shmem.skel.h | $(BIN)
+$(BIN)/%: tools/%.c $(LIB_SRCS) tools/lib/shmem_tools.h $(GEN)/shmem.skel.h | $(BIN)
 	$(CC) $(TOOL_CFLAGS) -o $@ $< $(LIB_SRCS) $(TOOL_LIBS)
 
 # bpftool from the kernel tree: Debian's 7.1 has no `prog loadall ... autoattach`
@@ -122,7 +125,9 @@ $(BIN)/bpftool: | kernel $(BIN)
 vmlinux-h: kernel
 	$(BPFTOOL) btf dump file $(BUILD)/kernel/vmlinux format c > include/vmlinux.h
 
-tools: deps $(addprefix $(BIN)/,$(TOOLS)) $(BIN)/bpftool
+# The tools alone: no kernel, no test dependencies (make deps installs the
+# build packages; the exporter's page fetches uPlot with npm)
+tools: $(addprefix $(BIN)/,$(TOOLS))
 
 KERNEL_TESTS := $(wildcard tests/kernel/*.c)
 $(BIN)/shmem_kernel_test: $(KERNEL_TESTS) tests/kernel/lib.h | $(BIN)
@@ -131,8 +136,9 @@ $(BIN)/shmem_kernel_test: $(KERNEL_TESTS) tests/kernel/lib.h | $(BIN)
 $(BIN):
 	mkdir -p $@
 
-UNIT_SRCS := tests/unit/test_lib.c tests/kernel/lib.c tools/lib/snapshot.c tools/lib/cli.c tools/lib/metrics.c
-$(BIN)/shmem_unit_test: $(UNIT_SRCS) tools/lib/shmemstat.h | $(BIN)
+UNIT_SRCS := tests/unit/test_lib.c tests/kernel/lib.c tools/lib/snapshot.c tools/lib/cli.c tools/lib/metrics.c \
+	tools/lib/maps.c tools/lib/names.c tools/lib/json.c tools/lib/hist.c tools/lib/mounts.c
+$(BIN)/shmem_unit_test: $(UNIT_SRCS) tools/lib/shmem_tools.h | $(BIN)
 	$(CC) $(TOOL_CFLAGS) -Itests/kernel -o $@ $(UNIT_SRCS) $(TOOL_LIBS)
 
 $(BIN)/memcg_write: tests/helpers/memcg_write.c | $(BIN)
@@ -141,7 +147,8 @@ $(BIN)/memcg_write: tests/helpers/memcg_write.c | $(BIN)
 $(BIN)/shmem_fuzz: tests/fuzz/shmem_fuzz.c | $(BIN)
 	$(CC) $(CFLAGS) -o $@ $<
 
-tests: $(BIN)/shmem_kernel_test $(BIN)/shmem_unit_test $(BIN)/memcg_write $(BIN)/shmem_fuzz tools
+# the kernel tree's bpftool: the tool tests load the object with it too
+tests: $(BIN)/shmem_kernel_test $(BIN)/shmem_unit_test $(BIN)/memcg_write $(BIN)/shmem_fuzz tools $(BIN)/bpftool
 
 test: kernel kernel-stock tests
 	tests/run $(SEED)

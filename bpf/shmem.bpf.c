@@ -1,85 +1,78 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Aggregates shmem/tmpfs folio activity in maps: allocations by order and
- * path per file system, file, process and cgroup; fallbacks and splits by
- * reason; block-uptodate transitions; bytes zeroed; latency histograms.
+ * path, fallbacks and splits by reason, block-uptodate transitions and
+ * bytes zeroed in a per-CPU array (no size limit, nothing lost); the same
+ * per file, process, cgroup and file system in LRU maps whose insertions
+ * are counted, so user space knows how many rows were dropped; latency
+ * histograms when asked for.
  *
  * On a kernel with the shmem trace events (the series in kernel-patches/)
  * the tp_btf programs count; elsewhere user space disables them and sets
- * count_in_fexit, and the fexit on shmem_alloc_and_add_folio() counts
- * allocations and infers fallbacks from the errors it returns.  The
- * defaults suit the patched kernel, so `bpftool prog loadall ... autoattach`
- * works on this object as it is.
+ * count_in_fexit, and fentry/fexit programs count allocations and the
+ * fallbacks they can see.  The const volatile switches below let the
+ * verifier drop whatever a front end does not show.  Their defaults suit
+ * the patched kernel, so `bpftool prog loadall ... autoattach` works on
+ * this object as it is (counting and every row map, no latency).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-#include "shmem_stats.h"
+#include "shmem_map_types.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile bool count_in_fexit;	/* fallback mode */
+const volatile bool latency;		/* the latency histograms */
+const volatile __u32 rows = SHMEM_ALL_ROWS;	/* row maps to fill */
 const volatile __u32 filter_tgid;	/* 0: every process */
 const volatile bool filter_cgroup;	/* only tasks in cgroup_filter[0] */
 
 #define MAX_ERRNO 4095
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, struct shmem_alloc_key);
-	__type(value, __u64);
-} allocs SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct shmem_totals);
+} totals SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, SHMEM_MAX_FILES);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SHMEM_NR_HISTS);
+	__type(key, __u32);
+	__type(value, struct shmem_hist);
+} hists SEC(".maps");
+
+/* The row maps; the loader sizes them (and shrinks unused ones to 1). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SHMEM_DEFAULT_FILES);
 	__type(key, struct shmem_file_key);
 	__type(value, struct shmem_row);
 } files SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, SHMEM_MAX_PROCS);
-	__type(key, __u32);		/* tgid */
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SHMEM_DEFAULT_PROCS);
+	__type(key, struct shmem_proc_key);
 	__type(value, struct shmem_row);
 } procs SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, SHMEM_MAX_CGROUPS);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SHMEM_DEFAULT_CGROUPS);
 	__type(key, __u64);		/* cgroup id */
 	__type(value, struct shmem_row);
 } cgroups SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, SHMEM_NR_ORDERS * SHMEM_STAT_NR_FALLBACKS);
-	__type(key, struct shmem_fallback_key);
-	__type(value, __u64);
-} fallbacks SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, SHMEM_NR_ORDERS * SHMEM_STAT_NR_SPLITS);
-	__type(key, struct shmem_split_key);
-	__type(value, struct shmem_split_count);
-} splits SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct shmem_blocks);
-} blocks SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, SHMEM_NR_HISTS);
-	__type(key, __u32);
-	__type(value, struct shmem_hist);
-} hists SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SHMEM_DEFAULT_FSES);
+	__type(key, __u32);		/* kernel dev_t */
+	__type(value, struct shmem_row);
+} fses SEC(".maps");
 
 /* Written by the loader: what these programs observe on this kernel. */
 struct {
@@ -96,7 +89,7 @@ struct {
 	__type(value, __u32);
 } cgroup_filter SEC(".maps");
 
-/* When each large folio was allocated, until it is fully uptodate. */
+/* With latency: when each large folio was allocated, until fully uptodate. */
 struct folio_key {
 	__u64 ino;
 	__u64 index;
@@ -112,9 +105,10 @@ struct {
 } born SEC(".maps");
 
 /*
- * Per thread: the timed shmem operations it is in, and the allocation time
- * not yet attributed to a file, process and cgroup.  Task storage, so the
- * hot path neither inserts nor deletes map entries.
+ * Per thread, for the timing programs and the fallback mode: the shmem
+ * operations it is in, and the allocation time not yet attributed to a
+ * row.  Task storage, so the hot path neither inserts nor deletes map
+ * entries.
  */
 enum timed_op { TIMED_WRITE, TIMED_FAULT, TIMED_FALLOC, NR_TIMED };
 
@@ -124,6 +118,8 @@ struct thread_ops {
 	__u64 pending_ns;	/* allocation time since the last count */
 	__u32 pending_calls;
 	__u32 allocated;	/* bit per op: it allocated a folio */
+	__u32 last_order;	/* fallback mode: order of the last folio allocated */
+	__u32 pad;
 };
 
 struct {
@@ -133,7 +129,17 @@ struct {
 	__type(value, struct thread_ops);
 } threads SEC(".maps");
 
-static bool skip_task(void)
+/*
+ * Enumerators the kernel may add later: CO-RE matches them by name with
+ * the ___ suffix dropped, and bpf_core_enum_value_exists() says whether
+ * the running kernel has them.
+ */
+enum shmem_alloc_path___later {
+	SHMEM_PATH_KERNEL___later = 1,
+	SHMEM_PATH_USERFAULT___later = 2,
+};
+
+static __always_inline bool skip_task(void)
 {
 	if (filter_tgid && (bpf_get_current_pid_tgid() >> 32) != filter_tgid)
 		return true;
@@ -142,45 +148,44 @@ static bool skip_task(void)
 	return false;
 }
 
-static __u32 log2_slot(__u64 v)
-{
-	__u32 slot = 0;
-
-	/* the first slot whose upper bound 2^slot is at or above v */
-	while (slot < SHMEM_HIST_SLOTS - 1 && (1ULL << slot) < v)
-		slot++;
-	return slot;
-}
-
-static void hist_add(__u32 id, __u64 ns)
-{
-	struct shmem_hist *h = bpf_map_lookup_elem(&hists, &id);
-
-	if (!h)
-		return;
-	__sync_fetch_and_add(&h->slots[log2_slot(ns)], 1);
-	__sync_fetch_and_add(&h->count, 1);
-	__sync_fetch_and_add(&h->sum, ns);
-}
-
-static struct shmem_blocks *block_stats(void)
+static __always_inline struct shmem_totals *totals_get(void)
 {
 	__u32 zero = 0;
 
-	return bpf_map_lookup_elem(&blocks, &zero);
+	return bpf_map_lookup_elem(&totals, &zero);
 }
 
-static struct shmem_row *row_get(void *map, const void *key, bool *created)
+static __always_inline void hist_add(__u32 id, __u64 ns)
+{
+	struct shmem_hist *h = bpf_map_lookup_elem(&hists, &id);
+	__u32 slot = shmem_hist_slot(ns);
+
+	if (!h || slot >= SHMEM_HIST_SLOTS)
+		return;
+	h->slots[slot]++;
+	h->sum += ns;
+}
+
+static __always_inline struct shmem_row *row_get(void *map, const void *key,
+				 struct shmem_totals *t, __u32 kind,
+				 bool *created)
 {
 	static const struct shmem_row empty;
 	struct shmem_row *row = bpf_map_lookup_elem(map, key);
+	long err;
 
 	*created = false;
 	if (row)
 		return row;
-	bpf_map_update_elem(map, key, &empty, BPF_NOEXIST);
+	err = bpf_map_update_elem(map, key, &empty, BPF_NOEXIST);
 	row = bpf_map_lookup_elem(map, key);
-	*created = row != NULL;
+	if (kind >= SHMEM_NR_ROW_KINDS)
+		return row;
+	if (!err)
+		t->rows_created[kind]++;
+	if (!row)
+		t->rows_failed[kind]++;
+	*created = !err && row;
 	return row;
 }
 
@@ -196,34 +201,49 @@ static void inode_name(struct inode *inode, char *name)
 				  BPF_CORE_READ(dentry, d_name.name));
 }
 
-/* The file, process and cgroup rows an event of @inode counts in. */
+/* The rows an event of @inode counts in; NULL for those not kept. */
 struct rows {
-	struct shmem_row *file, *proc, *cgroup;
+	struct shmem_row *file, *proc, *cgroup, *fs;
 };
 
-static void rows_get(struct inode *inode, struct rows *r)
+static __always_inline void rows_get(struct inode *inode,
+				     struct shmem_totals *t, struct rows *r)
 {
-	struct shmem_file_key fkey = {};
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	__u64 cgid = bpf_get_current_cgroup_id();
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 dev = inode->i_sb->s_dev;
 	bool created;
 
-	fkey.dev = inode->i_sb->s_dev;
-	fkey.ino = inode->i_ino;
-	r->file = row_get(&files, &fkey, &created);
-	if (r->file && created)
-		inode_name(inode, r->file->name);
+	__builtin_memset(r, 0, sizeof(*r));
+	if (rows & (1U << SHMEM_ROWS_FILES)) {
+		struct shmem_file_key key = { .ino = inode->i_ino, .dev = dev };
 
-	r->proc = row_get(&procs, &tgid, &created);
-	if (r->proc && created)
-		bpf_get_current_comm(r->proc->name, SHMEM_NAME_LEN);
+		r->file = row_get(&files, &key, t, SHMEM_ROWS_FILES, &created);
+		if (created && r->file)
+			inode_name(inode, r->file->name);
+	}
+	if (rows & (1U << SHMEM_ROWS_PROCS)) {
+		struct shmem_proc_key key = {
+			.tgid = task->tgid,
+			.start_ns = task->group_leader->start_time,
+		};
 
-	r->cgroup = row_get(&cgroups, &cgid, &created);
-	if (r->cgroup && created) {
-		struct task_struct *task = bpf_get_current_task_btf();
+		r->proc = row_get(&procs, &key, t, SHMEM_ROWS_PROCS, &created);
+		if (created && r->proc)
+			bpf_get_current_comm(r->proc->name, SHMEM_NAME_LEN);
+	}
+	if (rows & (1U << SHMEM_ROWS_CGROUPS)) {
+		__u64 id = bpf_get_current_cgroup_id();
 
-		bpf_probe_read_kernel_str(r->cgroup->name, SHMEM_NAME_LEN,
-			BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, name));
+		r->cgroup = row_get(&cgroups, &id, t, SHMEM_ROWS_CGROUPS, &created);
+		if (created && r->cgroup)
+			bpf_probe_read_kernel_str(r->cgroup->name, SHMEM_NAME_LEN,
+				BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, name));
+	}
+	if (rows & (1U << SHMEM_ROWS_FSES)) {
+		r->fs = row_get(&fses, &dev, t, SHMEM_ROWS_FSES, &created);
+		if (created && r->fs)
+			bpf_probe_read_kernel_str(r->fs->name, SHMEM_NAME_LEN,
+						  inode->i_sb->s_id);
 	}
 }
 
@@ -234,30 +254,17 @@ static void rows_get(struct inode *inode, struct rows *r)
 		__sync_fetch_and_add(&(r)->proc->field, n);		\
 	if ((r)->cgroup)						\
 		__sync_fetch_and_add(&(r)->cgroup->field, n);		\
+	if ((r)->fs)							\
+		__sync_fetch_and_add(&(r)->fs->field, n);		\
 } while (0)
 
-/* Add one to a counter in a hash map, creating it; racing creators both count. */
-static void counter_inc(void *map, const void *key)
-{
-	__u64 one = 1, *count = bpf_map_lookup_elem(map, key);
-
-	if (!count) {
-		if (!bpf_map_update_elem(map, key, &one, BPF_NOEXIST))
-			return;
-		count = bpf_map_lookup_elem(map, key);
-		if (!count)
-			return;
-	}
-	__sync_fetch_and_add(count, 1);
-}
-
-static struct thread_ops *thread_ops(__u64 flags)
+static __always_inline struct thread_ops *thread_ops(__u64 flags)
 {
 	return bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
 				    flags);
 }
 
-static __u32 folio_order(struct folio *folio)
+static __always_inline __u32 folio_order(struct folio *folio)
 {
 	unsigned long head = 1UL << bpf_core_enum_value(enum pageflags, PG_head);
 
@@ -266,33 +273,65 @@ static __u32 folio_order(struct folio *folio)
 	return folio->_flags_1 & 0xff;
 }
 
-/* Count a folio allocation and mark the operations it happened in. */
-static void count_alloc(struct inode *inode, __u32 order, __u32 path,
-			__u64 index)
+/*
+ * An index below @n, the last one for anything above: the barrier keeps
+ * the compiler from folding the bound away, so the verifier sees it.
+ */
+static __always_inline __u64 bounded(__u64 i, __u64 n)
 {
-	struct shmem_alloc_key key = {};
+	if (i >= n)
+		i = n - 1;
+	barrier_var(i);
+	return i < n ? i : 0;
+}
+
+static __always_inline __u64 clamp_order(__u64 order)
+{
+	return bounded(order, SHMEM_NR_ORDERS);
+}
+
+/* Count a folio allocation of @path (enum shmem_stat_path). */
+static __always_inline void count_alloc(struct inode *inode, __u32 order,
+					__u32 path, __u64 index)
+{
+	struct shmem_totals *t = totals_get();
 	struct thread_ops *ops;
 	struct rows r;
 
-	if (order >= SHMEM_NR_ORDERS)
-		order = SHMEM_NR_ORDERS - 1;
-	key.dev = inode->i_sb->s_dev;
-	key.order = order;
-	key.path = path < SHMEM_STAT_NR_PATHS ? path : SHMEM_STAT_PATH_OTHER;
-	counter_inc(&allocs, &key);
-
-	rows_get(inode, &r);
-	/* hide the clamp from the compiler so the verifier sees a bound */
-	barrier_var(order);
-	rows_add(&r, allocs[order & (SHMEM_NR_ORDERS - 1)], 1);
-
+	if (!t)
+		return;
+	/* SHMEM_STAT_PATH_OTHER is the last path */
+	order = clamp_order(order);
+	path = bounded(path, SHMEM_STAT_NR_PATHS);
+	t->allocs[order][path]++;
+	if (rows) {
+		rows_get(inode, t, &r);
+		order = clamp_order(order);
+		rows_add(&r, allocs[order], 1);
+	}
+	if (!latency)
+		return;
 	ops = thread_ops(0);
 	if (ops) {
 		__u32 bits = 0;
 
+		/*
+		 * With the events, this event ends the timing alloc_enter
+		 * began: the attempts given up on the way included.
+		 */
+		if (!count_in_fexit && ops->alloc_start) {
+			__u64 ns = bpf_ktime_get_ns() - ops->alloc_start;
+
+			ops->alloc_start = 0;
+			hist_add(SHMEM_HIST_ALLOC, ns);
+			ops->pending_ns += ns;
+			ops->pending_calls++;
+		}
 		/* the time of this allocation and of the attempts before it */
-		rows_add(&r, alloc_ns, ops->pending_ns);
-		rows_add(&r, alloc_calls, ops->pending_calls);
+		if (rows) {
+			rows_add(&r, alloc_ns, ops->pending_ns);
+			rows_add(&r, alloc_calls, ops->pending_calls);
+		}
 		ops->pending_ns = 0;
 		ops->pending_calls = 0;
 		for (int op = 0; op < NR_TIMED; op++)
@@ -300,28 +339,99 @@ static void count_alloc(struct inode *inode, __u32 order, __u32 path,
 				bits |= 1 << op;
 		ops->allocated |= bits;
 	}
-
 	if (order) {
-		struct folio_key fk = { .dev = key.dev, .index = index };
+		struct folio_key fk = {
+			.dev = inode->i_sb->s_dev,
+			.ino = inode->i_ino,
+			.index = index,
+		};
 		__u64 now = bpf_ktime_get_ns();
 
-		fk.ino = inode->i_ino;
 		bpf_map_update_elem(&born, &fk, &now, BPF_ANY);
 	}
 }
 
 static void count_fallback(struct inode *inode, __u32 order, __u32 reason)
 {
-	struct shmem_fallback_key key = {
-		.order = order < SHMEM_NR_ORDERS ? order : SHMEM_NR_ORDERS - 1,
-		.reason = reason < SHMEM_STAT_NR_FALLBACKS ?
-			  reason : SHMEM_STAT_FB_ERROR,
-	};
+	struct shmem_totals *t = totals_get();
 	struct rows r;
 
-	counter_inc(&fallbacks, &key);
-	rows_get(inode, &r);
-	rows_add(&r, fallbacks, 1);
+	if (!t)
+		return;
+	/* SHMEM_STAT_FB_OTHER is the last reason */
+	reason = bounded(reason, SHMEM_STAT_NR_FALLBACKS);
+	t->fallbacks[clamp_order(order)][reason]++;
+	if (rows) {
+		rows_get(inode, t, &r);
+		rows_add(&r, fallbacks, 1);
+	}
+}
+
+/*
+ * @v is the kernel's @type::@name, if the running kernel has that name: a
+ * kernel may renumber, add or drop values, and CO-RE resolves each by
+ * name at load time.
+ */
+#define IS_ENUM(v, type, name)						\
+	(bpf_core_enum_value_exists(type, name) &&			\
+	 (v) == bpf_core_enum_value(type, name))
+
+static __always_inline __u32 stat_path(int path)
+{
+	if (IS_ENUM(path, enum shmem_alloc_path, SHMEM_PATH_WRITE))
+		return SHMEM_STAT_PATH_WRITE;
+	if (IS_ENUM(path, enum shmem_alloc_path, SHMEM_PATH_FALLOC))
+		return SHMEM_STAT_PATH_FALLOC;
+	if (IS_ENUM(path, enum shmem_alloc_path, SHMEM_PATH_FAULT))
+		return SHMEM_STAT_PATH_FAULT;
+	if (IS_ENUM(path, enum shmem_alloc_path, SHMEM_PATH_READ))
+		return SHMEM_STAT_PATH_READ;
+	if (IS_ENUM(path, enum shmem_alloc_path___later, SHMEM_PATH_KERNEL___later))
+		return SHMEM_STAT_PATH_KERNEL;
+	if (IS_ENUM(path, enum shmem_alloc_path, SHMEM_PATH_SWAPIN))
+		return SHMEM_STAT_PATH_SWAPIN;
+	if (IS_ENUM(path, enum shmem_alloc_path, SHMEM_PATH_COLLAPSE))
+		return SHMEM_STAT_PATH_COLLAPSE;
+	if (IS_ENUM(path, enum shmem_alloc_path___later, SHMEM_PATH_USERFAULT___later))
+		return SHMEM_STAT_PATH_USERFAULT;
+	return SHMEM_STAT_PATH_OTHER;
+}
+
+static __u32 stat_fallback(int reason)
+{
+	if (IS_ENUM(reason, enum shmem_fallback_reason, SHMEM_FALLBACK_ALLOC))
+		return SHMEM_STAT_FB_ALLOC;
+	if (IS_ENUM(reason, enum shmem_fallback_reason, SHMEM_FALLBACK_CHARGE))
+		return SHMEM_STAT_FB_CHARGE;
+	if (IS_ENUM(reason, enum shmem_fallback_reason, SHMEM_FALLBACK_RACED))
+		return SHMEM_STAT_FB_RACED;
+	if (IS_ENUM(reason, enum shmem_fallback_reason, SHMEM_FALLBACK_NOSPC))
+		return SHMEM_STAT_FB_NOSPC;
+	if (IS_ENUM(reason, enum shmem_fallback_reason, SHMEM_FALLBACK_UNSUITABLE))
+		return SHMEM_STAT_FB_UNSUITABLE;
+	return SHMEM_STAT_FB_OTHER;
+}
+
+static __u32 stat_split(int reason)
+{
+	if (IS_ENUM(reason, enum shmem_split_reason, SHMEM_SPLIT_SHRINK))
+		return SHMEM_STAT_SPLIT_SHRINK;
+	if (IS_ENUM(reason, enum shmem_split_reason, SHMEM_SPLIT_TRUNCATE))
+		return SHMEM_STAT_SPLIT_TRUNCATE;
+	if (IS_ENUM(reason, enum shmem_split_reason, SHMEM_SPLIT_SWAPOUT))
+		return SHMEM_STAT_SPLIT_SWAPOUT;
+	return SHMEM_STAT_SPLIT_OTHER;
+}
+
+static __u32 stat_zero(int reason)
+{
+	if (IS_ENUM(reason, enum shmem_zero_reason, SHMEM_ZERO_UNWRITTEN))
+		return SHMEM_STAT_ZERO_UNWRITTEN;
+	if (IS_ENUM(reason, enum shmem_zero_reason, SHMEM_ZERO_PARTIAL))
+		return SHMEM_STAT_ZERO_PARTIAL;
+	if (IS_ENUM(reason, enum shmem_zero_reason, SHMEM_ZERO_NOMEM))
+		return SHMEM_STAT_ZERO_NOMEM;
+	return SHMEM_STAT_ZERO_OTHER;
 }
 
 SEC("tp_btf/shmem_alloc_folio")
@@ -329,7 +439,7 @@ int BPF_PROG(alloc_folio, struct inode *inode, struct folio *folio,
 	     loff_t write_end, unsigned long orders, int path)
 {
 	if (!skip_task())
-		count_alloc(inode, folio_order(folio), path,
+		count_alloc(inode, folio_order(folio), stat_path(path),
 			    folio->index);
 	return 0;
 }
@@ -339,35 +449,45 @@ int BPF_PROG(alloc_fallback, struct inode *inode, unsigned long index,
 	     unsigned int order, unsigned int next_order, int reason)
 {
 	if (!skip_task())
-		count_fallback(inode, order, reason);
+		count_fallback(inode, order, stat_fallback(reason));
 	return 0;
 }
 
-static void count_blocks(struct inode *inode, struct folio *folio,
-			 unsigned int nr, unsigned int nr_uptodate, bool set)
+/* Block state of large folios; order 0 has none worth counting. */
+static __always_inline void count_blocks(struct inode *inode,
+					 struct folio *folio, unsigned int nr,
+					 unsigned int nr_uptodate, bool set)
 {
-	struct shmem_blocks *b = block_stats();
 	__u32 order = folio_order(folio);
-	__u32 total = 1U << order;
+	struct shmem_totals *t;
+	__u32 total;
 	struct rows r;
 
-	if (!b)
-		return;
-	if (!set) {
-		__sync_fetch_and_add(&b->clear_events, 1);
-		__sync_fetch_and_add(&b->clear_blocks, nr);
-		return;
-	}
-	__sync_fetch_and_add(&b->uptodate_events, 1);
-	__sync_fetch_and_add(&b->uptodate_blocks, nr);
 	if (!order)
 		return;
-	if (nr_uptodate == nr && nr < total) {
-		__sync_fetch_and_add(&b->became_partial, 1);
-		rows_get(inode, &r);
-		rows_add(&r, partial, 1);
+	t = totals_get();
+	if (!t)
+		return;
+	if (!set) {
+		t->blocks.clear_events++;
+		t->blocks.clear_blocks += nr;
+		return;
 	}
-	if (nr_uptodate == total) {
+	t->blocks.uptodate_events++;
+	t->blocks.uptodate_blocks += nr;
+	total = 1U << clamp_order(order);
+	if (nr_uptodate == nr && nr < total) {
+		t->blocks.became_partial++;
+		if (rows) {
+			rows_get(inode, t, &r);
+			rows_add(&r, partial, 1);
+		}
+	}
+	if (nr_uptodate != total)
+		return;
+	if (nr < total)
+		t->blocks.became_full++;
+	if (latency) {
 		struct folio_key fk = {
 			.dev = inode->i_sb->s_dev,
 			.ino = inode->i_ino,
@@ -375,8 +495,6 @@ static void count_blocks(struct inode *inode, struct folio *folio,
 		};
 		__u64 *born_ns = bpf_map_lookup_elem(&born, &fk);
 
-		if (nr < total)
-			__sync_fetch_and_add(&b->became_full, 1);
 		if (born_ns) {
 			hist_add(SHMEM_HIST_UPTODATE,
 				 bpf_ktime_get_ns() - *born_ns);
@@ -407,16 +525,21 @@ SEC("tp_btf/shmem_zero")
 int BPF_PROG(zero, struct inode *inode, struct folio *folio, size_t offset,
 	     size_t bytes, int reason)
 {
-	struct shmem_blocks *b;
+	struct shmem_totals *t;
+	__u32 z = stat_zero(reason);
 	struct rows r;
 
 	if (skip_task())
 		return 0;
-	b = block_stats();
-	if (b && reason >= 0 && reason < SHMEM_STAT_NR_ZEROS)
-		__sync_fetch_and_add(&b->zeroed[reason], bytes);
-	rows_get(inode, &r);
-	rows_add(&r, zeroed, bytes);
+	t = totals_get();
+	if (!t)
+		return 0;
+	z = bounded(z, SHMEM_STAT_NR_ZEROS);
+	t->blocks.zeroed[z] += bytes;
+	if (rows) {
+		rows_get(inode, t, &r);
+		rows_add(&r, zeroed, bytes);
+	}
 	return 0;
 }
 
@@ -425,49 +548,56 @@ int BPF_PROG(folio_split, struct inode *inode, struct folio *folio,
 	     unsigned int old_order, unsigned int new_order, int reason,
 	     int ret)
 {
-	struct shmem_split_key key = {
-		.order = old_order < SHMEM_NR_ORDERS ?
-			 old_order : SHMEM_NR_ORDERS - 1,
-		.reason = reason,
-	};
-	struct shmem_split_count *count, first = {};
+	__u32 why = stat_split(reason);
+	struct shmem_split_count *count;
+	struct shmem_totals *t;
 	struct rows r;
 
-	if (skip_task() || reason < 0 || reason >= SHMEM_STAT_NR_SPLITS)
+	if (skip_task())
 		return 0;
-	count = bpf_map_lookup_elem(&splits, &key);
-	if (!count) {
-		bpf_map_update_elem(&splits, &key, &first, BPF_NOEXIST);
-		count = bpf_map_lookup_elem(&splits, &key);
-		if (!count)
-			return 0;
-	}
+	t = totals_get();
+	if (!t)
+		return 0;
+	why = bounded(why, SHMEM_STAT_NR_SPLITS);
+	count = &t->splits[clamp_order(old_order)][why];
+	/* an errno, or (truncate) 1 when the folio stayed whole */
 	if (ret) {
-		__sync_fetch_and_add(&count->failed, 1);
+		count->failed++;
 		return 0;
 	}
-	__sync_fetch_and_add(&count->done, 1);
-	rows_get(inode, &r);
-	rows_add(&r, splits, 1);
+	count->done++;
+	if (rows) {
+		rows_get(inode, t, &r);
+		rows_add(&r, splits, 1);
+	}
 	return 0;
 }
 
-/* Timing of allocations, and the fallback mode's counting. */
+/*
+ * Timing (with latency): allocation from the first shmem_alloc_and_add_folio()
+ * to the allocation event (fallback mode: each call, to its return), and
+ * the write, fault and fallocate calls that allocated.  The fallback
+ * mode's counting: it infers the
+ * path from the call around the allocation, and the fallbacks from
+ * shmem_alloc_folio() returning nothing and from the errors of
+ * shmem_alloc_and_add_folio() after a large folio was allocated.
+ */
 
 SEC("fentry/shmem_alloc_and_add_folio")
 int BPF_PROG(alloc_enter)
 {
 	struct thread_ops *ops;
 
-	if (skip_task())
+	if (!latency || skip_task())
 		return 0;
 	ops = thread_ops(BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (ops)
+	/* with the events, from the first attempt to the allocation event */
+	if (ops && (count_in_fexit || !ops->alloc_start))
 		ops->alloc_start = bpf_ktime_get_ns();
 	return 0;
 }
 
-static __u32 path_of(struct thread_ops *ops)
+static __always_inline __u32 path_of(struct thread_ops *ops)
 {
 	if (ops->start[TIMED_FALLOC])
 		return SHMEM_STAT_PATH_FALLOC;
@@ -478,26 +608,17 @@ static __u32 path_of(struct thread_ops *ops)
 	return SHMEM_STAT_PATH_OTHER;
 }
 
-static __u32 highest_order(unsigned long orders)
-{
-	__u32 order = SHMEM_NR_ORDERS - 1;
-
-	while (order && !(orders & (1UL << order)))
-		order--;
-	return order;
-}
-
-static __u32 fallback_reason_of(long err)
+static __always_inline __u32 fallback_reason_of(long err)
 {
 	switch (err) {
-	case -12:	/* ENOMEM: the allocation or the charge */
-		return SHMEM_STAT_FB_ERROR;
+	case -12:	/* ENOMEM after a folio was allocated: the charge */
+		return SHMEM_STAT_FB_CHARGE;
 	case -17:	/* EEXIST */
 		return SHMEM_STAT_FB_RACED;
 	case -28:	/* ENOSPC */
 		return SHMEM_STAT_FB_NOSPC;
 	}
-	return SHMEM_STAT_FB_ERROR;
+	return SHMEM_STAT_FB_OTHER;
 }
 
 SEC("fexit/shmem_alloc_and_add_folio")
@@ -505,35 +626,61 @@ int BPF_PROG(alloc_exit, struct vm_fault *vmf, gfp_t gfp, struct inode *inode,
 	     unsigned long index, struct mm_struct *fault_mm,
 	     unsigned long orders, struct folio *ret)
 {
-	struct thread_ops *ops = thread_ops(0);
+	struct thread_ops *ops;
 	long err = (long)ret;
-	__u64 ns;
 
-	if (!ops || !ops->alloc_start)
+	if ((!latency && !count_in_fexit) || skip_task())
 		return 0;
-	ns = bpf_ktime_get_ns() - ops->alloc_start;
-	ops->alloc_start = 0;
-	hist_add(SHMEM_HIST_ALLOC, ns);
-	/* the allocation event, or the fallback mode below, attributes it */
-	ops->pending_ns += ns;
-	ops->pending_calls++;
+	ops = thread_ops(count_in_fexit ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	if (!ops)
+		return 0;
+	if (latency && ops->alloc_start) {
+		__u64 ns = bpf_ktime_get_ns() - ops->alloc_start;
+
+		ops->alloc_start = 0;
+		hist_add(SHMEM_HIST_ALLOC, ns);
+		/* the allocation event, or the fallback mode below, attributes it */
+		ops->pending_ns += ns;
+		ops->pending_calls++;
+	}
 	if (!count_in_fexit)
 		return 0;
 	if (err < 0 && err >= -MAX_ERRNO) {
-		if (orders)
-			count_fallback(inode, highest_order(orders),
+		/* a large folio was allocated, then given up */
+		if (orders && ops->last_order)
+			count_fallback(inode, ops->last_order,
 				       fallback_reason_of(err));
 	} else {
 		count_alloc(inode, folio_order(ret), path_of(ops), index);
 	}
+	ops->last_order = 0;
 	return 0;
 }
 
-static int op_enter(enum timed_op op)
+/* Fallback mode: every order shmem gives up for want of memory. */
+SEC("fexit/shmem_alloc_folio")
+int BPF_PROG(alloc_folio_exit, gfp_t gfp, int order,
+	     struct shmem_inode_info *info, unsigned long index, struct folio *ret)
 {
 	struct thread_ops *ops;
 
-	if (skip_task())
+	if (!count_in_fexit || order <= 0 || skip_task())
+		return 0;
+	if (!ret) {
+		count_fallback(&info->vfs_inode, order, SHMEM_STAT_FB_ALLOC);
+		return 0;
+	}
+	ops = thread_ops(BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (ops)
+		ops->last_order = order;
+	return 0;
+}
+
+static __always_inline int op_enter(enum timed_op op)
+{
+	struct thread_ops *ops;
+
+	if ((!latency && !count_in_fexit) || skip_task())
 		return 0;
 	ops = thread_ops(BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (ops) {
@@ -543,13 +690,21 @@ static int op_enter(enum timed_op op)
 	return 0;
 }
 
-static int op_exit(enum timed_op op, __u32 hist)
+static __always_inline int op_exit(enum timed_op op, __u32 hist)
 {
-	struct thread_ops *ops = thread_ops(0);
+	struct thread_ops *ops;
 
-	if (!ops || !ops->start[op])
+	if (!latency && !count_in_fexit)
 		return 0;
-	if (ops->allocated & (1U << op))
+	ops = thread_ops(0);
+	if (!ops)
+		return 0;
+	/* an attempt that never got its folio: it times nothing later */
+	if (!count_in_fexit)
+		ops->alloc_start = 0;
+	if (!ops->start[op])
+		return 0;
+	if (latency && (ops->allocated & (1U << op)))
 		hist_add(hist, bpf_ktime_get_ns() - ops->start[op]);
 	ops->start[op] = 0;
 	return 0;

@@ -8,7 +8,9 @@
 #include <argp.h>
 #include <arpa/inet.h>
 #include <errno.h>
+#include <grp.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,21 +19,29 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <microhttpd.h>
-#include "shmemstat.h"
+#include "shmem_tools.h"
 #include "page.h"
 
 #define PROG "shmem-exporter"
 #define DEFAULT_PORT 9743
+
+#define MAX_CONNECTIONS 64
 
 static struct {
 	const char *address;
 	long port;
 	long top_files;
 	long timeout;
+	long request_time;
+	long per_client;
+	const char *user;
 } env = {
 	.address = "127.0.0.1",
 	.port = DEFAULT_PORT,
 	.timeout = 10,
+	.request_time = 30,
+	.per_client = 16,
+	.user = "nobody",
 };
 
 static const char doc[] =
@@ -47,11 +57,18 @@ static const struct argp_option options[] = {
 	{ "port", 'P', "PORT", 0, "TCP port (default 9743)", 0 },
 	{ "files", 'f', "N", 0, "Per-file series for the N busiest files (default 0)", 0 },
 	{ "timeout", 't', "SECONDS", 0, "Drop a client idle this long (default 10)", 0 },
+	{ "request-time", 'R', "SECONDS", 0,
+	  "Drop a client whose request, and its answer, take longer (default 30)", 0 },
+	{ "per-client", 'C', "N", 0,
+	  "Connections one client address may hold (default 16, of 64)", 0 },
+	{ "user", 'u', "USER", 0,
+	  "Run as USER once the programs are attached (default nobody)", 0 },
 	{ "help", 'h', NULL, 0, "Show this help", -1 },
 	{},
 };
 
 static const struct argp_child children[] = {
+	{ &shmem_version_argp, 0, NULL, 0 },
 	{ &shmem_loader_argp, 0, NULL, 0 },
 	{ &shmem_pinned_argp, 0, NULL, 0 },
 	{},
@@ -78,6 +95,17 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 't':
 		if (shmem_parse_long(arg, 1, 3600, &env.timeout))
 			return shmem_arg_error(state, "invalid timeout: %s", arg);
+		break;
+	case 'R':
+		if (shmem_parse_long(arg, 1, 3600, &env.request_time))
+			return shmem_arg_error(state, "invalid request time: %s", arg);
+		break;
+	case 'C':
+		if (shmem_parse_long(arg, 1, MAX_CONNECTIONS, &env.per_client))
+			return shmem_arg_error(state, "invalid connections per client: %s", arg);
+		break;
+	case 'u':
+		env.user = arg;
 		break;
 	case ARGP_KEY_ARG:
 		return shmem_arg_error(state, "unexpected argument: %s", arg);
@@ -108,10 +136,74 @@ static char *scrape(void)
 	return text;
 }
 
+/*
+ * The whole-request bound: MHD's timeout is for idleness, which a client
+ * sending a byte now and then never is.  Each connection has a deadline,
+ * from when it connected or was last answered; a reaper shuts down the
+ * socket of one past it, and MHD closes the connection.
+ */
+struct deadline {
+	int fd;			/* -1: a free slot */
+	double at;
+};
+
+static struct deadline deadlines[MAX_CONNECTIONS];
+static pthread_mutex_t deadline_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void set_deadline(struct deadline *d, double at)
+{
+	pthread_mutex_lock(&deadline_lock);
+	d->at = at;
+	pthread_mutex_unlock(&deadline_lock);
+}
+
+static void notify_connection(void *cls, struct MHD_Connection *conn,
+			      void **socket_context,
+			      enum MHD_ConnectionNotificationCode code)
+{
+	const union MHD_ConnectionInfo *info;
+
+	(void)cls;
+	pthread_mutex_lock(&deadline_lock);
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		for (int i = 0; info && i < MAX_CONNECTIONS; i++) {
+			if (deadlines[i].fd >= 0)
+				continue;
+			deadlines[i].fd = info->connect_fd;
+			deadlines[i].at = shmem_now() + env.request_time;
+			*socket_context = &deadlines[i];
+			break;
+		}
+	} else if (*socket_context) {
+		/* before MHD closes the socket: the fd is not reused yet */
+		((struct deadline *)*socket_context)->fd = -1;
+	}
+	pthread_mutex_unlock(&deadline_lock);
+}
+
+static void *reap(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		double now;
+
+		sleep(1);
+		now = shmem_now();
+		pthread_mutex_lock(&deadline_lock);
+		for (int i = 0; i < MAX_CONNECTIONS; i++)
+			if (deadlines[i].fd >= 0 && deadlines[i].at < now)
+				shutdown(deadlines[i].fd, SHUT_RDWR);
+		pthread_mutex_unlock(&deadline_lock);
+	}
+	return NULL;
+}
+
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status,
 			     const char *type, void *body, size_t len,
 			     enum MHD_ResponseMemoryMode mode)
 {
+	const union MHD_ConnectionInfo *info;
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
 
@@ -123,6 +215,10 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status,
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 	ret = MHD_queue_response(conn, status, resp);
 	MHD_destroy_response(resp);
+	/* the answer and the next request on this connection: a new bound */
+	info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	if (info && info->socket_context)
+		set_deadline(info->socket_context, shmem_now() + env.request_time);
 	return ret;
 }
 
@@ -185,28 +281,37 @@ static int listen_on(const char *address, int port)
 	return fd;
 }
 
-/* The maps are open and the socket bound: no capability is needed now. */
-static int drop_capabilities(void)
+/*
+ * The maps are open and the socket bound: no capability is needed now,
+ * nor root's files.  As root: the bounding set first (that takes
+ * CAP_SETPCAP), then @pw's user and group, which clears the rest; with
+ * only CAP_BPF and CAP_PERFMON, the user stays and the capabilities go.
+ * no_new_privs keeps them gone across exec.
+ */
+static int drop_privileges(const struct passwd *pw)
 {
 	cap_t none = cap_init(), have = cap_get_proc();
 	cap_flag_value_t setpcap = CAP_CLEAR;
+	const char *what = "capabilities";
 	int err = !none || !have;
 
-	/*
-	 * The bounding set first, since that takes CAP_SETPCAP; without it
-	 * (CAP_BPF and CAP_PERFMON only) no_new_privs keeps the set unusable.
-	 */
 	if (!err)
 		cap_get_flag(have, CAP_SETPCAP, CAP_EFFECTIVE, &setpcap);
 	for (cap_value_t c = 0; !err && setpcap && c <= CAP_LAST_CAP; c++)
 		if (CAP_IS_SUPPORTED(c) && cap_drop_bound(c))
 			err = 1;
-	if (!err && cap_set_proc(none))
-		err = 1;
+	if (!err && geteuid() == 0) {
+		what = "user";
+		err = setgroups(0, NULL) || setgid(pw->pw_gid) || setuid(pw->pw_uid);
+	}
+	if (!err) {
+		what = "capabilities";
+		err = cap_set_proc(none) || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+	}
 	cap_free(none);
 	cap_free(have);
-	if (err || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
-		fprintf(stderr, PROG ": cannot drop capabilities: %s\n",
+	if (err) {
+		fprintf(stderr, PROG ": cannot drop %s: %s\n", what,
 			strerror(errno));
 		return -1;
 	}
@@ -218,11 +323,28 @@ int main(int argc, char **argv)
 	static const struct argp argp = { options, parse_arg, NULL, doc, children, NULL, NULL };
 	struct MHD_Daemon *daemon;
 	struct shmem_snapshot base;
+	struct passwd *pw;
+	pthread_t reaper;
 	sigset_t quit;
 	int fd, sig;
 
 	if (shmem_parse_args(&argp, argc, argv))
 		return 1;
+	/* per file system always (few rows); per file only for -f */
+	shmem_args.tracer.rows = 1U << SHMEM_ROWS_FSES |
+				 (env.top_files ? 1U << SHMEM_ROWS_FILES : 0);
+	errno = 0;
+	pw = getpwnam(env.user);
+	if (!pw) {
+		fprintf(stderr, PROG ": unknown user %s%s%s\n", env.user,
+			errno ? ": " : "", errno ? strerror(errno) : "");
+		return 1;
+	}
+	if (pw->pw_uid == 0) {
+		fprintf(stderr, PROG ": --user %s is root: name an unprivileged user\n",
+			env.user);
+		return 1;
+	}
 	fd = listen_on(env.address, env.port);
 	if (fd < 0)
 		return 1;
@@ -230,7 +352,7 @@ int main(int argc, char **argv)
 		close(fd);
 		return 1;
 	}
-	if (drop_capabilities()) {
+	if (drop_privileges(pw)) {
 		shmem_source_close(&src);
 		return 1;
 	}
@@ -241,12 +363,21 @@ int main(int argc, char **argv)
 	sigaddset(&quit, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &quit, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	for (int i = 0; i < MAX_CONNECTIONS; i++)
+		deadlines[i].fd = -1;
+	if (pthread_create(&reaper, NULL, reap, NULL)) {
+		fprintf(stderr, PROG ": cannot start a thread\n");
+		shmem_source_close(&src);
+		return 1;
+	}
 	daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
 				  MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL,
 				  0, NULL, NULL, handle, NULL,
 				  MHD_OPTION_LISTEN_SOCKET, fd,
 				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)env.timeout,
-				  MHD_OPTION_CONNECTION_LIMIT, 64U,
+				  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
+				  MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)env.per_client,
+				  MHD_OPTION_NOTIFY_CONNECTION, notify_connection, NULL,
 				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
 				  MHD_OPTION_END);
 	if (!daemon) {

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/wait.h>
-#include "shmemstat.h"
+#include "shmem_tools.h"
 
 #define PROG "shmemhist"
 
@@ -40,6 +40,7 @@ static const struct argp_option options[] = {
 };
 
 static const struct argp_child children[] = {
+	{ &shmem_version_argp, 0, NULL, 0 },
 	{ &shmem_loader_argp, 0, NULL, 0 },
 	{ &shmem_pinned_argp, 0, NULL, 0 },
 	{},
@@ -121,26 +122,15 @@ static void print_orders(const struct shmem_snapshot *d)
 	printf("\nAllocations by path%s:\n",
 	       has(d, SHMEM_SIG_PATHS) ? "" : " (inferred from the caller)");
 	for (unsigned int p = 0; p < SHMEM_STAT_NR_PATHS; p++) {
-		__u64 by_order[SHMEM_NR_ORDERS] = {};
-		bool any = false;
-
-		for (size_t i = 0; i < d->nr_allocs; i++) {
-			const struct shmem_alloc_entry *a = &d->allocs[i];
-
-			if (a->key.path == p && a->count &&
-			    a->key.order < SHMEM_NR_ORDERS) {
-				by_order[a->key.order] += a->count;
-				any = true;
-			}
-		}
-		if (!any)
+		if (!shmem_path_allocs(d, p))
 			continue;
 		printf("%10s :", shmem_path_name(p));
 		for (int o = 0; o < SHMEM_NR_ORDERS; o++) {
-			if (!by_order[o])
+			if (!d->totals.allocs[o][p])
 				continue;
 			shmem_order_size(o, size, sizeof(size));
-			printf(" %s %llu", size, (unsigned long long)by_order[o]);
+			printf(" %s %llu", size,
+			       (unsigned long long)d->totals.allocs[o][p]);
 		}
 		printf("\n");
 	}
@@ -153,21 +143,21 @@ static void print_fallbacks(const struct shmem_snapshot *d)
 
 	printf("\nFallbacks (order given up, by reason)%s:\n",
 	       has(d, SHMEM_SIG_FB_REASONS) ? "" :
-	       " (reasons inferred from errors: error = no memory or no charge)");
+	       " (reasons inferred: alloc from shmem_alloc_folio() failing, the others from errors after it)");
 	if (!has(d, SHMEM_SIG_FALLBACKS)) {
 		printf("     (not observable on this kernel)\n");
 		return;
 	}
 	for (int o = 0; o < SHMEM_NR_ORDERS; o++) {
 		for (int r = 0; r < SHMEM_STAT_NR_FALLBACKS; r++) {
-			if (!d->fallbacks[o][r])
+			if (!d->totals.fallbacks[o][r])
 				continue;
 			if (!any)
 				printf("%10s %12s : %s\n", "size", "reason", "count");
 			any = true;
 			shmem_order_size(o, size, sizeof(size));
 			printf("%10s %12s : %llu\n", size, shmem_fallback_name(r),
-			       (unsigned long long)d->fallbacks[o][r]);
+			       (unsigned long long)d->totals.fallbacks[o][r]);
 		}
 	}
 	if (!any)
@@ -186,7 +176,7 @@ static void print_splits(const struct shmem_snapshot *d)
 	}
 	for (int o = 0; o < SHMEM_NR_ORDERS; o++) {
 		for (int r = 0; r < SHMEM_STAT_NR_SPLITS; r++) {
-			const struct shmem_split_count *c = &d->splits[o][r];
+			const struct shmem_split_count *c = &d->totals.splits[o][r];
 
 			if (!c->done && !c->failed)
 				continue;
@@ -206,9 +196,9 @@ static void print_splits(const struct shmem_snapshot *d)
 
 static void print_blocks(const struct shmem_snapshot *d)
 {
-	const struct shmem_blocks *b = &d->blocks;
+	const struct shmem_blocks *b = &d->totals.blocks;
 
-	printf("\nBlock uptodate state:\n");
+	printf("\nBlock uptodate state of large folios:\n");
 	if (!has(d, SHMEM_SIG_BLOCKS)) {
 		printf("     (not observable on this kernel)\n");
 	} else {
@@ -276,20 +266,33 @@ static void print_latency(const struct shmem_snapshot *d)
 		{ SHMEM_HIST_WRITE, SHMEM_SIG_LAT_WRITE, "write(2) calls that allocated" },
 		{ SHMEM_HIST_FAULT, SHMEM_SIG_LAT_FAULT, "page faults that allocated" },
 		{ SHMEM_HIST_FALLOC, SHMEM_SIG_LAT_FALLOC, "fallocate(2) calls that allocated" },
-		{ SHMEM_HIST_UPTODATE, SHMEM_SIG_BLOCKS,
+		{ SHMEM_HIST_UPTODATE, SHMEM_SIG_LAT_UPTODATE,
 		  "large folio: allocated -> fully uptodate" },
 	};
 
 	for (size_t i = 0; i < sizeof(hists) / sizeof(hists[0]); i++) {
 		printf("\nLatency, %s:\n", hists[i].title);
 		if (d->info.disabled & hists[i].signal)
-			printf("     (not traced: --no-latency)\n");
+			printf("     (not traced: --latency turns it on)\n");
 		else if (!has(d, hists[i].signal))
 			printf("     (not observable on this kernel)\n");
 		else
 			shmem_print_log2(stdout, &d->hists[hists[i].hist],
 					 env.msecs);
 	}
+}
+
+/* The per-entity maps of whoever loaded them: what they had to drop */
+static void print_rows(const struct shmem_snapshot *d)
+{
+	if (!d->info.rows)
+		return;
+	printf("\nRows per file, process, cgroup and file system (LRU maps; the totals above never drop):\n");
+	for (int k = 0; k < SHMEM_NR_ROW_KINDS; k++)
+		if (d->info.rows & (1U << k))
+			printf("%10s : %zu of %u, %llu dropped\n",
+			       shmem_row_kind_name(k), d->nr_rows[k],
+			       d->capacity[k], (unsigned long long)d->dropped[k]);
 }
 
 static void report(const struct shmem_snapshot *d, bool mthp_since_boot)
@@ -307,6 +310,7 @@ static void report(const struct shmem_snapshot *d, bool mthp_since_boot)
 	print_blocks(d);
 	print_mthp(d, mthp_since_boot);
 	print_latency(d);
+	print_rows(d);
 	printf("\n");
 	fflush(stdout);
 }
@@ -324,6 +328,8 @@ int main(int argc, char **argv)
 	bool done = false, exited = false, pinned_once;
 
 	cmd = shmem_split_command(&argc, argv);
+	/* histograms need no per-entity rows */
+	shmem_args.tracer.rows = 0;
 	if (shmem_parse_args(&argp, argc, argv))
 		return 1;
 	pinned_once = shmem_args.pinned && !env.interval;

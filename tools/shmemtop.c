@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/wait.h>
-#include "shmemstat.h"
+#include "shmem_tools.h"
 
 #define PROG "shmemtop"
 
@@ -23,6 +23,7 @@ static struct {
 	enum shmem_sort sort;
 	enum shmem_row_kind view;
 	bool batch, json;
+	bool interval_given;
 } env = {
 	.interval = 1,
 	.max_rows = 20,
@@ -32,9 +33,10 @@ static struct {
 static const char doc[] =
 "Show shmem/tmpfs folio allocations by file, process or cgroup.\n"
 "\n"
-"With a COMMAND, trace while it runs and stop when it exits.\n"
-"Keys in the live view: v cycles files, processes and cgroups; s cycles the\n"
-"sort key; q quits.\n"
+"With a COMMAND, trace while it runs and stop when it exits; without -i,\n"
+"-b and --json report once, when it exits.\n"
+"Keys in the live view: v cycles files, processes, cgroups and file systems;\n"
+"s cycles the sort key; q quits.\n"
 "\n"
 "EXAMPLES:\n"
 "    shmemtop                  # live view, 1 s refresh\n"
@@ -52,12 +54,14 @@ static const struct argp_option options[] = {
 	{ "rows", 'r', "ROWS", 0, "Rows per report (default 20)", 0 },
 	{ "sort", 's', "KEY", 0,
 	  "Sort by allocs, large, fallbacks, splits, partial, latency or name", 0 },
-	{ "view", 'V', "VIEW", 0, "Rows per files, procs or cgroups", 0 },
+	{ "view", 'V', "VIEW", 0,
+	  "Rows per files, procs, cgroups or fses (file systems: pinned maps)", 0 },
 	{ "help", 'h', NULL, 0, "Show this help", -1 },
 	{},
 };
 
 static const struct argp_child children[] = {
+	{ &shmem_version_argp, 0, NULL, 0 },
 	{ &shmem_loader_argp, 0, NULL, 0 },
 	{ &shmem_pinned_argp, 0, NULL, 0 },
 	{},
@@ -82,6 +86,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (end == arg || *end || !(env.interval >= 0.01) ||
 		    env.interval > 86400)
 			return shmem_arg_error(state, "invalid interval: %s", arg);
+		env.interval_given = true;
 		break;
 	}
 	case OPT_JSON:
@@ -131,7 +136,24 @@ static __u64 class_allocs(const struct shmem_row *row, unsigned int c)
 	return n;
 }
 
-static const char *const id_titles[] = { "DEV:INO", "PID", "CGROUP-ID" };
+static const char *const id_titles[SHMEM_NR_ROW_KINDS] = {
+	"DEV:INO", "PID", "CGROUP-ID", "DEV",
+};
+
+/* The first @chars characters of UTF-8 @s, padded to that width */
+static int utf8_column(char *buf, size_t len, const char *s, int chars)
+{
+	size_t n = 0;
+	int seen = 0;
+
+	while (s[n] && seen < chars) {
+		n++;
+		while ((s[n] & 0xc0) == 0x80)
+			n++;
+		seen++;
+	}
+	return snprintf(buf, len, "%.*s%*s", (int)n, s, chars - seen, "");
+}
 
 static void format_header(char *buf, size_t len)
 {
@@ -155,10 +177,13 @@ static void format_row(char *buf, size_t len, const struct shmem_row_entry *e)
 		shmem_dev_name(e->dev, id, sizeof(id));
 		snprintf(id + strlen(id), sizeof(id) - strlen(id), ":%llu",
 			 (unsigned long long)e->id);
+	} else if (env.view == SHMEM_ROWS_FSES) {
+		shmem_dev_name(e->dev, id, sizeof(id));
 	} else {
 		snprintf(id, sizeof(id), "%llu", (unsigned long long)e->id);
 	}
-	used = snprintf(buf, len, "%-16.16s %-14s", row->name, id);
+	used = utf8_column(buf, len, e->name, 16);
+	used += snprintf(buf + used, len - used, " %-14s", id);
 	for (unsigned int c = 0; c < NR_CLASSES && used < len; c++)
 		used += snprintf(buf + used, len - used, " %8llu",
 				 (unsigned long long)class_allocs(row, c));
@@ -189,16 +214,30 @@ static void format_summary(char *buf, size_t len, const struct shmem_snapshot *d
 	}
 	for (unsigned int o = 0; o < SHMEM_NR_ORDERS; o++) {
 		for (unsigned int r = 0; r < SHMEM_STAT_NR_FALLBACKS; r++)
-			fallbacks += d->fallbacks[o][r];
+			fallbacks += d->totals.fallbacks[o][r];
 		for (unsigned int r = 0; r < SHMEM_STAT_NR_SPLITS; r++)
-			splits += d->splits[o][r].done;
+			splits += d->totals.splits[o][r].done;
 	}
 	if (used < len)
 		snprintf(buf + used, len - used,
 			 " | fallbacks %llu | splits %llu | partial %llu",
 			 (unsigned long long)fallbacks,
 			 (unsigned long long)splits,
-			 (unsigned long long)d->blocks.became_partial);
+			 (unsigned long long)d->totals.blocks.became_partial);
+}
+
+/* Rows the LRU maps dropped this interval, or "" */
+static void format_dropped(char *buf, size_t len, const struct shmem_snapshot *d)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int k = 0; k < SHMEM_NR_ROW_KINDS && used < len; k++)
+		if (d->dropped[k])
+			used += snprintf(buf + used, len - used, "%s %s %llu",
+					 used ? "," : "rows dropped (maps full, -E to enlarge):",
+					 shmem_row_kind_name(k),
+					 (unsigned long long)d->dropped[k]);
 }
 
 static void print_text(const struct shmem_snapshot *d)
@@ -211,6 +250,9 @@ static void print_text(const struct shmem_snapshot *d)
 	strftime(stamp, sizeof(stamp), "%H:%M:%S", localtime(&now));
 	format_summary(line, sizeof(line), d);
 	printf("%s %s\n", stamp, line);
+	format_dropped(line, sizeof(line), d);
+	if (*line)
+		printf("%s\n", line);
 	format_header(line, sizeof(line));
 	printf("%s\n", line);
 	for (size_t i = 0; i < d->nr_rows[env.view] && shown < env.max_rows; i++) {
@@ -248,7 +290,8 @@ static void draw(const struct shmem_snapshot *d, const char *missing)
 	y++;
 	format_summary(line, sizeof(line), d);
 	mvprintw(y++, 0, "%.*s", COLS, line);
-	y++;
+	format_dropped(line, sizeof(line), d);
+	mvprintw(y++, 0, "%.*s", COLS, line);
 	format_header(line, sizeof(line));
 	attron(A_REVERSE);
 	mvprintw(y++, 0, "%-*.*s", COLS, COLS, line);
@@ -263,15 +306,17 @@ static void draw(const struct shmem_snapshot *d, const char *missing)
 	refresh();
 }
 
-/* A key press: true to quit. */
-static bool handle_key(int ch)
+/* A key press: true to quit.  @rows: the row maps there are. */
+static bool handle_key(int ch, __u32 rows)
 {
 	switch (ch) {
 	case 'q':
 	case 'Q':
 		return true;
 	case 'v':
-		env.view = (env.view + 1) % SHMEM_NR_ROW_KINDS;
+		do
+			env.view = (env.view + 1) % SHMEM_NR_ROW_KINDS;
+		while (!(rows & (1U << env.view)));
 		break;
 	case 's':
 		env.sort = (env.sort + 1) % SHMEM_NR_SORTS;
@@ -291,13 +336,17 @@ int main(int argc, char **argv)
 	char **cmd;
 	pid_t child = 0;
 	int status = 0, err = 0;
-	bool live_view, done = false, have_delta = false;
+	bool live_view, once, done = false, have_delta = false;
 	long reports = 0;
 
 	cmd = shmem_split_command(&argc, argv);
 	if (shmem_parse_args(&argp, argc, argv))
 		return 1;
 	live_view = !env.batch && !env.json;
+	/* a command's report, once, unless asked for intervals */
+	once = cmd && !live_view && !env.interval_given;
+	/* per file system is the exporter's; pinned maps may have it */
+	shmem_args.tracer.rows = SHMEM_ALL_ROWS & ~(1U << SHMEM_ROWS_FSES);
 	if (live_view && !isatty(STDOUT_FILENO)) {
 		fprintf(stderr, PROG ": the live view needs a terminal: use -b or --json\n");
 		return 1;
@@ -306,6 +355,12 @@ int main(int argc, char **argv)
 	/* the live view shows what is missing on its own screen */
 	if (shmem_source_begin(&src, &prev, false, live_view, PROG))
 		return 1;
+	if (!(prev.info.rows & (1U << env.view))) {
+		fprintf(stderr, PROG ": no %s rows in these maps\n",
+			shmem_row_kind_name(env.view));
+		shmem_source_close(&src);
+		return 1;
+	}
 	shmem_missing_signals(&prev.info, missing, sizeof(missing));
 	if (cmd) {
 		child = shmem_command_start(cmd, PROG);
@@ -329,11 +384,13 @@ int main(int argc, char **argv)
 			done = true;
 			child = 0;
 		}
+		if (once && !done && !shmem_exiting)
+			continue;
 		if (live_view) {
 			bool quit = false, key = false;
 
 			while ((ch = getch()) != ERR) {
-				quit |= handle_key(ch);
+				quit |= handle_key(ch, prev.info.rows);
 				key = true;
 			}
 			if (quit)

@@ -7,7 +7,7 @@
  */
 #include <argp.h>
 #include <string.h>
-#include "shmemstat.h"
+#include "shmem_tools.h"
 
 #define PROG "shmemtrace"
 
@@ -37,6 +37,7 @@ static const struct argp_option options[] = {
 };
 
 static const struct argp_child children[] = {
+	{ &shmem_version_argp, 0, NULL, 0 },
 	{ &shmem_loader_argp, 0, NULL, 0 },
 	{},
 };
@@ -113,6 +114,7 @@ int main(int argc, char **argv)
 	static const struct argp argp = { options, parse_arg,
 					  "start|status|stop", doc, children, NULL, NULL };
 
+	shmem_args.tracer.rows = SHMEM_ALL_ROWS;
 	if (shmem_parse_args(&argp, argc, argv))
 		return 1;
 	if (!strcmp(env.command, "start"))

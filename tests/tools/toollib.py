@@ -2,6 +2,7 @@
 import json
 import os
 import re
+import shlex
 import subprocess
 import time
 
@@ -45,7 +46,7 @@ def sh(cmd):
 
 def mount_tmpfs(path, opts):
     os.makedirs(path, exist_ok=True)
-    sh("mount -t tmpfs -o %s tools-test %s" % (opts, path))
+    sh("mount -t tmpfs -o %s tools-test %s" % (opts, shlex.quote(path)))
     return path
 
 
@@ -62,14 +63,17 @@ def shmemtop_json(cmd, options=()):
     return res, reports
 
 
-def our_programs(loaded=False):
-    """The object's program names; with @loaded, those still loaded.
+def our_programs(loaded=False, section=""):
+    """The object's program names (of sections starting with @section);
+    with @loaded, those still loaded.
 
     The kernel frees a detached tracing program asynchronously (deferred
     work, then an RCU grace period), so @loaded waits up to 20 s for them
     to go and returns what is left then."""
     with open(TOP + "/bpf/shmem.bpf.c") as f:
-        names = re.findall(r"^int BPF_PROG\((\w+)", f.read(), re.M)
+        names = [name for sec, name in re.findall(
+            r'^SEC\("([^"]+)"\)\nint BPF_PROG\((\w+)', f.read(), re.M)
+            if sec.startswith(section)]
     if not loaded:
         return names
     deadline = time.monotonic() + 20

@@ -10,7 +10,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include "lib.h"
-#include "shmemstat.h"
+#include "shmem_tools.h"
 
 static void test_parse_long(void)
 {
@@ -40,6 +40,7 @@ static void test_names(void)
 	check(!strcmp(shmem_fallback_name(SHMEM_STAT_FB_CHARGE), "charge") &&
 	      !strcmp(shmem_split_name(SHMEM_STAT_SPLIT_TRUNCATE), "truncate") &&
 	      !strcmp(shmem_path_name(SHMEM_STAT_PATH_FALLOC), "fallocate") &&
+	      !strcmp(shmem_path_name(SHMEM_STAT_PATH_USERFAULT), "userfault") &&
 	      !strcmp(shmem_path_name(99), "?"),
 	      "enum names, and ? out of range");
 }
@@ -122,61 +123,169 @@ static struct shmem_row_entry *add_row(struct shmem_snapshot *s,
 	memset(e, 0, sizeof(*e));
 	e->id = id;
 	snprintf(e->row.name, sizeof(e->row.name), "%s", name);
+	snprintf(e->name, sizeof(e->name), "%s", name);
 	return e;
-}
-
-static void add_alloc(struct shmem_snapshot *s, __u16 order, __u16 path,
-		      __u64 count)
-{
-	s->allocs = realloc(s->allocs, (s->nr_allocs + 1) * sizeof(*s->allocs));
-	s->allocs[s->nr_allocs++] = (struct shmem_alloc_entry) {
-		.key = { .dev = 30, .order = order, .path = path },
-		.count = count,
-	};
 }
 
 static void test_delta(void)
 {
 	struct shmem_snapshot prev = {}, now = {}, d;
+	struct shmem_row_entry *e;
 
 	add_row(&prev, SHMEM_ROWS_FILES, 5, "old")->row.allocs[9] = 2;
-	add_row(&now, SHMEM_ROWS_FILES, 5, "old")->row.allocs[9] = 6;
 	add_row(&now, SHMEM_ROWS_FILES, 6, "new")->row.allocs[0] = 3;
-	add_alloc(&prev, 9, SHMEM_STAT_PATH_FALLOC, 2);
-	add_alloc(&now, 9, SHMEM_STAT_PATH_FALLOC, 6);
-	add_alloc(&now, 0, SHMEM_STAT_PATH_WRITE, 3);
-	prev.fallbacks[9][SHMEM_STAT_FB_CHARGE] = 1;
-	now.fallbacks[9][SHMEM_STAT_FB_CHARGE] = 4;
+	add_row(&now, SHMEM_ROWS_FILES, 5, "old")->row.allocs[9] = 6;
+	/* dropped by the LRU map and inserted again: fewer than before */
+	add_row(&prev, SHMEM_ROWS_FILES, 9, "again")->row.allocs[0] = 50;
+	add_row(&now, SHMEM_ROWS_FILES, 9, "again")->row.allocs[0] = 7;
+	/* a reused PID: same tgid, another start time */
+	e = add_row(&prev, SHMEM_ROWS_PROCS, 100, "first");
+	e->start_ns = 1000;
+	e->row.allocs[0] = 10;
+	e = add_row(&now, SHMEM_ROWS_PROCS, 100, "first");
+	e->start_ns = 1000;
+	e->row.allocs[0] = 12;
+	e = add_row(&now, SHMEM_ROWS_PROCS, 100, "second");
+	e->start_ns = 2000;
+	e->row.allocs[0] = 5;
+	prev.totals.allocs[9][SHMEM_STAT_PATH_FALLOC] = 2;
+	now.totals.allocs[9][SHMEM_STAT_PATH_FALLOC] = 6;
+	now.totals.allocs[0][SHMEM_STAT_PATH_WRITE] = 3;
+	prev.totals.fallbacks[9][SHMEM_STAT_FB_CHARGE] = 1;
+	now.totals.fallbacks[9][SHMEM_STAT_FB_CHARGE] = 4;
 	now.hists[SHMEM_HIST_ALLOC].slots[12] = 5;
-	now.hists[SHMEM_HIST_ALLOC].count = 5;
+	prev.dropped[SHMEM_ROWS_FILES] = 10;
+	now.dropped[SHMEM_ROWS_FILES] = 25;
 	prev.mthp[0].kb = now.mthp[0].kb = 2048;
 	prev.nr_mthp = now.nr_mthp = 1;
 	prev.mthp[0].alloc = 10;
 	now.mthp[0].alloc = 14;
 
 	check(!shmem_snapshot_delta(&now, &prev, &d), "subtract two snapshots");
-	check(d.nr_rows[SHMEM_ROWS_FILES] == 2 &&
-	      d.rows[SHMEM_ROWS_FILES][0].row.allocs[9] == 4 &&
-	      d.rows[SHMEM_ROWS_FILES][1].row.allocs[0] == 3,
-	      "rows: an old one by difference, a new one from zero");
-	check(shmem_order_allocs(&d, 9) == 4 && shmem_order_allocs(&d, 0) == 3,
-	      "allocations by order");
-	check(d.fallbacks[9][SHMEM_STAT_FB_CHARGE] == 3 &&
-	      d.hists[SHMEM_HIST_ALLOC].slots[12] == 5 && d.mthp[0].alloc == 4,
-	      "fallbacks, histograms and mTHP counters");
+	check(d.nr_rows[SHMEM_ROWS_FILES] == 3 &&
+	      d.rows[SHMEM_ROWS_FILES][0].row.allocs[0] == 3 &&
+	      d.rows[SHMEM_ROWS_FILES][1].row.allocs[9] == 4 &&
+	      d.rows[SHMEM_ROWS_FILES][2].row.allocs[0] == 7,
+	      "rows: an old one by difference, a new one and one inserted again from zero");
+	check(d.rows[SHMEM_ROWS_PROCS][0].row.allocs[0] == 2 &&
+	      d.rows[SHMEM_ROWS_PROCS][1].row.allocs[0] == 5,
+	      "a reused PID is another process (2 and 5)");
+	check(shmem_order_allocs(&d, 9) == 4 && shmem_order_allocs(&d, 0) == 3 &&
+	      shmem_path_allocs(&d, SHMEM_STAT_PATH_FALLOC) == 4,
+	      "allocations by order and path");
+	check(d.totals.fallbacks[9][SHMEM_STAT_FB_CHARGE] == 3 &&
+	      d.hists[SHMEM_HIST_ALLOC].slots[12] == 5 && d.mthp[0].alloc == 4 &&
+	      d.dropped[SHMEM_ROWS_FILES] == 15,
+	      "fallbacks, histograms, mTHP counters and dropped rows");
 
 	shmem_rows_sort(&d, SHMEM_ROWS_FILES, SHMEM_SORT_NAME);
-	check(!strcmp(d.rows[SHMEM_ROWS_FILES][0].row.name, "new"),
+	check(!strcmp(d.rows[SHMEM_ROWS_FILES][0].name, "again"),
 	      "sort by name");
 	shmem_rows_sort(&d, SHMEM_ROWS_FILES, SHMEM_SORT_LARGE);
-	check(!strcmp(d.rows[SHMEM_ROWS_FILES][0].row.name, "old"),
+	check(!strcmp(d.rows[SHMEM_ROWS_FILES][0].name, "old"),
 	      "sort by large folios");
 	shmem_rows_sort(&d, SHMEM_ROWS_FILES, SHMEM_SORT_ALLOCS);
-	check(!strcmp(d.rows[SHMEM_ROWS_FILES][0].row.name, "old"),
-	      "sort by allocations: 4 before 3");
+	check(!strcmp(d.rows[SHMEM_ROWS_FILES][0].name, "again") &&
+	      !strcmp(d.rows[SHMEM_ROWS_FILES][1].name, "old"),
+	      "sort by allocations: 7, then 4");
 	shmem_snapshot_free(&d);
 	shmem_snapshot_free(&prev);
 	shmem_snapshot_free(&now);
+}
+
+/* Subtraction takes O(n log n), not O(n^2): 100,000 rows in seconds. */
+static void test_delta_large(void)
+{
+	struct shmem_snapshot prev = {}, now = {}, d;
+	const size_t n = 100000;
+	double start;
+	bool exact = true;
+
+	prev.rows[SHMEM_ROWS_FILES] = calloc(n, sizeof(struct shmem_row_entry));
+	now.rows[SHMEM_ROWS_FILES] = calloc(n, sizeof(struct shmem_row_entry));
+	for (size_t i = 0; i < n; i++) {
+		/* the map's order is not the key order */
+		prev.rows[SHMEM_ROWS_FILES][i].id = (i * 7919) % n;
+		prev.rows[SHMEM_ROWS_FILES][i].row.allocs[0] = (i * 7919) % n;
+		now.rows[SHMEM_ROWS_FILES][i].id = i;
+		now.rows[SHMEM_ROWS_FILES][i].row.allocs[0] = 2 * i;
+	}
+	prev.nr_rows[SHMEM_ROWS_FILES] = now.nr_rows[SHMEM_ROWS_FILES] = n;
+	start = shmem_now();
+	check(!shmem_snapshot_delta(&now, &prev, &d), "subtract 100,000 rows");
+	for (size_t i = 0; i < n; i++)
+		exact &= d.rows[SHMEM_ROWS_FILES][i].row.allocs[0] == i;
+	/* O(n^2) would be 10^10 comparisons: minutes, not seconds */
+	check(exact && shmem_now() - start < 10.0,
+	      "each row by its own difference, in %.3f s", shmem_now() - start);
+	shmem_snapshot_free(&d);
+	shmem_snapshot_free(&prev);
+	shmem_snapshot_free(&now);
+}
+
+static void test_clean_name(void)
+{
+	static const struct {
+		const char *in;
+		bool truncated;
+		const char *out, *what;
+	} cases[] = {
+		{ "plain-name.txt", false, "plain-name.txt", "ASCII as it is" },
+		/* 16 x e-acute is 32 bytes; the kernel copy keeps 31 */
+		{ "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+		  "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3", true,
+		  "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+		  "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9",
+		  "a character cut by the kernel's copy is dropped" },
+		{ "end\xc3", false, "end\\xc3", "an incomplete sequence not at a cut is escaped" },
+		{ "a\xff" "b", false, "a\\xffb", "an invalid byte is escaped" },
+		{ "back\\slash", false, "back\\\\slash", "backslash doubled" },
+		{ "new\nline", false, "new\\x0aline", "newline escaped" },
+		{ "\x1b]0;pwned\x07", false, "\\x1b]0;pwned\\x07", "ESC and BEL escaped" },
+		{ "c1\xc2\x9b" "2J", false, "c1\\xc2\\x9b2J", "a C1 control (CSI) escaped" },
+		{ "\xed\xa0\x80", false, "\\xed\\xa0\\x80", "a surrogate is not UTF-8" },
+		{ "\xc0\xaf", false, "\\xc0\\xaf", "an overlong form is not UTF-8" },
+		{ "\xf0\x9f\x98\x80 ok", false, "\xf0\x9f\x98\x80 ok", "four-byte UTF-8 kept" },
+	};
+	char out[SHMEM_NAME_LEN * 4];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		shmem_clean_name(cases[i].in, SHMEM_NAME_LEN, cases[i].truncated, out);
+		check(!strcmp(out, cases[i].out), "name: %s (%s)", cases[i].what, out);
+	}
+	memset(out, 0, sizeof(out));
+	shmem_clean_name("\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"
+			 "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff",
+			 SHMEM_NAME_LEN, true, out);
+	check(strlen(out) == 31 * 4, "31 invalid bytes fit the escaped name (%zu)",
+	      strlen(out));
+}
+
+static void test_hist_slot(void)
+{
+	bool same = true;
+	__u64 bad = 0;
+
+	/* against the plain loop, at and around every power of two */
+	for (int b = 0; b < 64; b++) {
+		for (int d = -1; d <= 1; d++) {
+			__u64 v = (1ULL << b) + d;
+			__u32 slot = 0;
+
+			while (slot <= SHMEM_HIST_TOP && (1ULL << slot) < v)
+				slot++;
+			if (shmem_hist_slot(v) != slot) {
+				same = false;
+				bad = v;
+			}
+		}
+	}
+	check(same && shmem_hist_slot(0) == 0 && shmem_hist_slot(~0ULL) == SHMEM_HIST_TOP + 1,
+	      "branchless log2 slot matches the loop (first mismatch %llu)",
+	      (unsigned long long)bad);
+	check(shmem_hist_slot(1500000) == 21 && shmem_hist_slot(3600ULL * 1000000000) == 42 &&
+	      shmem_hist_slot((1ULL << 42) + 1) == 43,
+	      "1.5 ms in slot 21, an hour in the last bounded slot, above in the overflow");
 }
 
 static void test_json(void)
@@ -191,9 +300,12 @@ static void test_json(void)
 	e->dev = 30;
 	e->row.allocs[9] = 4;
 	add_row(&s, SHMEM_ROWS_FILES, 8, "idle");
-	add_alloc(&s, 9, SHMEM_STAT_PATH_FALLOC, 4);
-	s.fallbacks[9][SHMEM_STAT_FB_CHARGE] = 1;
-	s.splits[4][SHMEM_STAT_SPLIT_TRUNCATE].done = 2;
+	s.info.rows = 1U << SHMEM_ROWS_FILES;
+	s.capacity[SHMEM_ROWS_FILES] = 10240;
+	s.dropped[SHMEM_ROWS_FILES] = 3;
+	s.totals.allocs[9][SHMEM_STAT_PATH_FALLOC] = 4;
+	s.totals.fallbacks[9][SHMEM_STAT_FB_CHARGE] = 1;
+	s.totals.splits[4][SHMEM_STAT_SPLIT_TRUNCATE].done = 2;
 
 	o = shmem_snapshot_json(&s, 1.0, 10);
 	check(json_object_object_get_ex(o, "files", &files) &&
@@ -205,8 +317,14 @@ static void test_json(void)
 		json_object_object_get(v, "allocs"), "2M")) == 4,
 	      "JSON: file row with name, device and 2M allocations");
 	check(!strcmp(json_object_get_string(json_object_object_get(o, "mode")), "fallback") &&
-	      json_object_array_length(json_object_object_get(o, "missing")) == 9,
+	      json_object_array_length(json_object_object_get(o, "missing")) == 10,
 	      "JSON: mode and missing signals");
+	v = json_object_object_get(json_object_object_get(o, "rows"), "files");
+	check(v && json_object_get_int(json_object_object_get(v, "present")) == 2 &&
+	      json_object_get_int(json_object_object_get(v, "capacity")) == 10240 &&
+	      json_object_get_int(json_object_object_get(v, "dropped")) == 3 &&
+	      !json_object_object_get(o, "procs"),
+	      "JSON: rows present, capacity and dropped, only of the maps kept");
 	v = json_object_array_get_idx(json_object_object_get(o, "fallbacks"), 0);
 	check(v && !strcmp(json_object_get_string(json_object_object_get(v, "reason")), "charge") &&
 	      !strcmp(json_object_get_string(json_object_object_get(v, "size")), "2M"),
@@ -231,7 +349,6 @@ static void test_log2(void)
 
 	h.slots[13] = 3;	/* (4096, 8192] ns */
 	h.slots[15] = 1;
-	h.count = 4;
 	h.sum = 4 * 8000;
 	out = open_memstream(&text, &len);
 	shmem_print_log2(out, &h, false);
@@ -244,13 +361,65 @@ static void test_log2(void)
 
 	out = open_memstream(&text, &len);
 	memset(&h, 0, sizeof(h));
-	h.slots[21] = 2;	/* (1048576, 2097152] ns: at most 3 ms */
-	h.count = 2;
+	h.slots[shmem_hist_slot(1500000)] = 2;	/* 1.5 ms, twice */
 	shmem_print_log2(out, &h, true);
 	fclose(out);
-	check(strstr(text, "msecs") && strstr(text, "3 -> 4 : 2 "),
-	      "milliseconds: slots folded by their upper bound");
+	check(strstr(text, "msecs") && strstr(text, "1.04858 -> 2.09715 : 2 "),
+	      "milliseconds: 1.5 ms in the slot that holds it, not one above");
 	free(text);
+
+	out = open_memstream(&text, &len);
+	memset(&h, 0, sizeof(h));
+	h.slots[SHMEM_HIST_TOP + 1] = 1;
+	shmem_print_log2(out, &h, true);
+	fclose(out);
+	check(strstr(text, "4.39805e+06 -> +Inf : 1 ") != NULL,
+	      "above 2^42 ns: the +Inf slot");
+	free(text);
+}
+
+static void test_mounts(void)
+{
+	char mountinfo[] = "/tmp/shmem-unit-mi-XXXXXX";
+	struct shmem_mounts mounts;
+	int fd = mkstemp(mountinfo);
+	bool all = true;
+
+	if (fd < 0 || dprintf(fd, "22 1 0:30 / /mnt/with\\040space rw - tmpfs t rw\n"
+			      "23 1 0:30 / /mnt/again rw - tmpfs t rw\n"
+			      "24 1 8:1 / / rw - ext4 /dev/sda1 rw\n"
+			      "25 1 0:31 / /mnt/back\\134slash\\011tab rw - tmpfs t rw\n") < 0)
+		die("mountinfo");
+	for (int i = 0; i < 300; i++)
+		dprintf(fd, "%d 1 0:%d / /mnt/many/%d rw - tmpfs t rw\n", 100 + i,
+			100 + i, i);
+	close(fd);
+	check(!shmem_mounts_read(mountinfo, &mounts) && mounts.nr == 303,
+	      "mountinfo: 303 devices (%zu)", mounts.nr);
+	check(!strcmp(shmem_mount_of(&mounts, 30), "/mnt/with space"),
+	      "\\040 is a space, and the first mount names a device (%s)",
+	      shmem_mount_of(&mounts, 30));
+	check(!strcmp(shmem_mount_of(&mounts, 31), "/mnt/back\\\\slash\\x09tab"),
+	      "backslash and tab unescaped, then escaped as names are (%s)",
+	      shmem_mount_of(&mounts, 31));
+	for (int i = 0; i < 300; i++) {
+		char want[32];
+
+		snprintf(want, sizeof(want), "/mnt/many/%d", i);
+		all &= !strcmp(shmem_mount_of(&mounts, 100 + i), want);
+	}
+	check(all && !strcmp(shmem_mount_of(&mounts, 99), ""),
+	      "more than 256 mounts, each found; an unknown device has none");
+	unlink(mountinfo);
+	shmem_mounts_free(&mounts);
+}
+
+/* @name's sample with exactly @labels, or -1 */
+static long long sample(const char *text, const char *series)
+{
+	const char *p = strstr(text, series);
+
+	return p && p[strlen(series)] == ' ' ? atoll(p + strlen(series) + 1) : -1;
 }
 
 static void test_metrics(void)
@@ -259,56 +428,89 @@ static void test_metrics(void)
 	struct shmem_snapshot s = {};
 	struct shmem_mounts mounts;
 	struct shmem_row_entry *e;
-	char *text;
+	char *text, bucket[128];
+	long long last = 0;
+	bool monotonic = true;
 	int fd = mkstemp(mountinfo);
 
-	if (fd < 0 || dprintf(fd, "22 1 0:30 / /mnt/large rw - tmpfs t rw\n"
-			      "23 1 0:30 / /mnt/again rw - tmpfs t rw\n"
-			      "24 1 8:1 / / rw - ext4 /dev/sda1 rw\n") < 0)
+	if (fd < 0 || dprintf(fd, "22 1 0:30 / /mnt/large rw - tmpfs t rw\n") < 0)
 		die("mountinfo");
 	close(fd);
-	check(!shmem_mounts_read(mountinfo, &mounts) && mounts.nr == 2 &&
-	      mounts.dev[0] == 30 && !strcmp(mounts.path[0], "/mnt/large"),
-	      "mountinfo: a device named by its first mount point");
+	shmem_mounts_read(mountinfo, &mounts);
 	unlink(mountinfo);
 
 	s.info.tracepoints = 1;
-	s.info.signals = SHMEM_SIG_ALLOCS;
-	add_alloc(&s, 9, SHMEM_STAT_PATH_FALLOC, 4);
-	s.fallbacks[9][SHMEM_STAT_FB_CHARGE] = 1;
+	s.info.signals = SHMEM_SIG_ALLOCS | SHMEM_SIG_LAT_ALLOC | SHMEM_SIG_LAT_UPTODATE;
+	s.info.rows = 1U << SHMEM_ROWS_FILES | 1U << SHMEM_ROWS_FSES;
+	s.totals.allocs[9][SHMEM_STAT_PATH_FALLOC] = 4;
+	s.totals.fallbacks[9][SHMEM_STAT_FB_CHARGE] = 1;
 	s.hists[SHMEM_HIST_ALLOC].slots[2] = 1;	/* 3 or 4 ns */
 	s.hists[SHMEM_HIST_ALLOC].slots[4] = 2;
-	s.hists[SHMEM_HIST_ALLOC].count = 3;
 	s.hists[SHMEM_HIST_ALLOC].sum = 30;
+	s.hists[SHMEM_HIST_UPTODATE].slots[shmem_hist_slot(3000000000ULL)] = 1;
+	s.hists[SHMEM_HIST_UPTODATE].slots[SHMEM_HIST_TOP + 1] = 1;	/* 2 hours */
 	s.nr_meminfo = 1;
 	strcpy(s.meminfo[0].name, "Shmem");
 	s.meminfo[0].kb = 3;
 	e = add_row(&s, SHMEM_ROWS_FILES, 7, "a \"quoted\" name");
 	e->dev = 30;
 	e->row.allocs[9] = 4;
+	e = add_row(&s, SHMEM_ROWS_FSES, 30, "tmpfs");
+	e->dev = 30;
+	e->row.allocs[9] = 4;
+	s.capacity[SHMEM_ROWS_FILES] = 10240;
+	s.dropped[SHMEM_ROWS_FILES] = 760;
 	text = shmem_metrics_text(&s, &mounts, 1);
-	check(text && strstr(text, "shmem_folio_allocs_total{order=\"9\",size=\"2M\",path=\"fallocate\",device=\"0:30\",mountpoint=\"/mnt/large\"} 4\n"),
-	      "metrics: allocations with order, size, path, device and mount point");
-	check(text && strstr(text, "shmem_folio_fallbacks_total{order=\"9\",size=\"2M\",reason=\"charge\"} 1\n"),
+	check(text && sample(text, "shmem_folio_allocs_total{order=\"9\",size=\"2M\",path=\"fallocate\"}") == 4,
+	      "metrics: allocations with order, size and path");
+	check(text && sample(text, "shmem_filesystem_folio_allocs_total{order=\"9\",size=\"2M\",device=\"0:30\",mountpoint=\"/mnt/large\"}") == 4,
+	      "metrics: per file system, with its mount point");
+	check(text && sample(text, "shmem_folio_fallbacks_total{order=\"9\",size=\"2M\",reason=\"charge\"}") == 1,
 	      "metrics: fallbacks by order and reason");
-	check(text && strstr(text, "shmem_alloc_latency_seconds_bucket{le=\"2e-09\"} 0\n") &&
-	      strstr(text, "shmem_alloc_latency_seconds_bucket{le=\"4e-09\"} 1\n") &&
-	      strstr(text, "shmem_alloc_latency_seconds_bucket{le=\"1.6e-08\"} 3\n") &&
-	      strstr(text, "shmem_alloc_latency_seconds_bucket{le=\"+Inf\"} 3\n") &&
+	check(text && sample(text, "shmem_alloc_latency_seconds_bucket{le=\"2e-09\"}") == 0 &&
+	      sample(text, "shmem_alloc_latency_seconds_bucket{le=\"4e-09\"}") == 1 &&
+	      sample(text, "shmem_alloc_latency_seconds_bucket{le=\"1.6e-08\"}") == 3 &&
+	      sample(text, "shmem_alloc_latency_seconds_bucket{le=\"+Inf\"}") == 3 &&
 	      strstr(text, "shmem_alloc_latency_seconds_sum 0.000000030\n") &&
-	      strstr(text, "shmem_alloc_latency_seconds_count 3\n"),
+	      sample(text, "shmem_alloc_latency_seconds_count") == 3,
 	      "metrics: cumulative le buckets, a value in the first bucket at or above it");
-	check(text && strstr(text, "shmem_meminfo_bytes{field=\"Shmem\"} 3072\n"),
+	for (int i = 0; text && i <= SHMEM_HIST_TOP; i++) {
+		long long v;
+
+		snprintf(bucket, sizeof(bucket), "shmem_folio_uptodate_seconds_bucket{le=\"%.9g\"}",
+			 (double)(1ULL << i) / 1e9);
+		v = sample(text, bucket);
+		monotonic &= v >= last;
+		last = v;
+	}
+	check(text && monotonic &&
+	      sample(text, "shmem_folio_uptodate_seconds_bucket{le=\"2.14748365\"}") == 0 &&
+	      sample(text, "shmem_folio_uptodate_seconds_bucket{le=\"4.2949673\"}") == 1 &&
+	      sample(text, "shmem_folio_uptodate_seconds_bucket{le=\"4398.04651\"}") == 1 &&
+	      sample(text, "shmem_folio_uptodate_seconds_bucket{le=\"+Inf\"}") == 2 &&
+	      sample(text, "shmem_folio_uptodate_seconds_count") == 2,
+	      "metrics: 3 s above le=2.147, buckets to 4398 s (73 min), two hours only in +Inf == _count");
+	check(text && sample(text, "shmem_meminfo_bytes{field=\"Shmem\"}") == 3072,
 	      "metrics: meminfo in bytes");
 	check(text && strstr(text, "name=\"a \\\"quoted\\\" name\"} 4\n"),
 	      "metrics: per-file series with the name escaped");
-	check(text && strstr(text, "shmem_tracing_signal{signal=\"splits\"} 0\n") &&
-	      strstr(text, "shmem_tracing_info{mode=\"tracepoints\"} 1\n"),
+	check(text && sample(text, "shmem_tracing_signal{signal=\"splits\"}") == 0 &&
+	      sample(text, "shmem_tracing_info{mode=\"tracepoints\"}") == 1,
 	      "metrics: the mode and what is missing");
+	check(text && sample(text, "shmem_tracing_dropped_total{rows=\"files\"}") == 760 &&
+	      sample(text, "shmem_tracing_rows_capacity{rows=\"files\"}") == 10240 &&
+	      sample(text, "shmem_tracing_rows{rows=\"fses\"}") == 1 &&
+	      !strstr(text, "rows=\"procs\""),
+	      "metrics: rows and drops of the maps kept");
 	free(text);
+	s.info.rows = 0;
+	s.info.signals = SHMEM_SIG_ALLOCS;
 	text = shmem_metrics_text(&s, &mounts, 0);
-	check(text && !strstr(text, "shmem_file_folio_allocs_total{"),
-	      "metrics: no per-file series unless asked");
+	check(text && !strstr(text, "shmem_file_folio_allocs_total{") &&
+	      !strstr(text, "shmem_filesystem_folio_allocs_total{"),
+	      "metrics: no per-file or per-file-system series unless kept");
+	check(text && !strstr(text, "_latency_seconds") && !strstr(text, "uptodate_seconds"),
+	      "metrics: no histogram without --latency");
 	free(text);
 	shmem_mounts_free(&mounts);
 	shmem_snapshot_free(&s);
@@ -334,6 +536,10 @@ int main(void)
 	test_missing();
 	test_mthp_read();
 	test_delta();
+	test_delta_large();
+	test_clean_name();
+	test_hist_slot();
+	test_mounts();
 	test_json();
 	test_log2();
 	test_metrics();

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "shmemstat.h"
+#include "shmem_tools.h"
 
 /* argp calls ARGP_KEY_ERROR after any error: report only the first */
 static bool arg_error_reported;
@@ -46,6 +46,9 @@ error_t shmem_parse_common(int key, struct argp_state *state)
 	return ARGP_ERR_UNKNOWN;
 }
 
+#ifndef SHMEM_VERSION
+#define SHMEM_VERSION "unknown"
+#endif
 struct shmem_args shmem_args;
 
 enum { OPT_PINNED = 0x1000 };
@@ -53,8 +56,12 @@ enum { OPT_PINNED = 0x1000 };
 static const struct argp_option loader_options[] = {
 	{ "pid", 'p', "PID", 0, "Trace this process only", 0 },
 	{ "cgroup", 'c', "PATH", 0, "Trace this cgroup (v2 directory) only", 0 },
-	{ "no-latency", 'L', NULL, 0,
-	  "Leave out the latency timing (its fentry/fexit pairs cost most)", 0 },
+	{ "latency", 'l', NULL, 0,
+	  "Latency histograms too (fentry/fexit pairs: several times the cost)", 0 },
+	{ "entries", 'E', "N", 0,
+	  "Rows each per-file, -process, -cgroup and -file-system map holds "
+	  "(default 10240, 4096, 1024, 256); a full map drops its least "
+	  "recently used row and counts it", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's messages", 0 },
 	{},
 };
@@ -68,7 +75,7 @@ static const struct argp_option pinned_options[] = {
 static error_t parse_shared(int key, char *arg, struct argp_state *state)
 {
 	struct shmem_tracer_opts *t = &shmem_args.tracer;
-	long pid;
+	long pid, entries;
 
 	switch (key) {
 	case 'p':
@@ -79,8 +86,13 @@ static error_t parse_shared(int key, char *arg, struct argp_state *state)
 	case 'c':
 		t->cgroup = arg;
 		break;
-	case 'L':
-		t->no_latency = true;
+	case 'l':
+		t->latency = true;
+		break;
+	case 'E':
+		if (shmem_parse_long(arg, 1, 1 << 24, &entries))
+			return shmem_arg_error(state, "invalid number of entries: %s", arg);
+		t->entries = entries;
 		break;
 	case 'v':
 		t->verbose = true;
@@ -89,8 +101,9 @@ static error_t parse_shared(int key, char *arg, struct argp_state *state)
 		shmem_args.pinned = arg;
 		break;
 	case ARGP_KEY_END:
-		if (shmem_args.pinned && (t->pid || t->cgroup || t->no_latency))
-			return shmem_arg_error(state, "--pid, --cgroup and --no-latency apply when loading; shmemtrace takes them");
+		if (shmem_args.pinned && (t->pid || t->cgroup || t->latency ||
+					  t->entries))
+			return shmem_arg_error(state, "--pid, --cgroup, --latency and --entries apply when loading; shmemtrace takes them");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -98,6 +111,25 @@ static error_t parse_shared(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+enum { OPT_VERSION = 0x1001 };
+
+static const struct argp_option version_options[] = {
+	{ "version", OPT_VERSION, NULL, 0, "Print the version", -1 },
+	{},
+};
+
+static error_t parse_version(int key, char *arg, struct argp_state *state)
+{
+	(void)arg;
+	if (key != OPT_VERSION)
+		return ARGP_ERR_UNKNOWN;
+	printf("%s %s\n", state->name, SHMEM_VERSION);
+	exit(0);
+}
+
+const struct argp shmem_version_argp = {
+	version_options, parse_version, NULL, NULL, NULL, NULL, NULL,
+};
 const struct argp shmem_loader_argp = {
 	loader_options, parse_shared, NULL, NULL, NULL, NULL, NULL,
 };

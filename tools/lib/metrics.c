@@ -5,9 +5,10 @@
  * own counters); Prometheus takes rates.
  */
 #define _GNU_SOURCE
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include "shmemstat.h"
+#include "shmem_tools.h"
 
 static void header(FILE *out, const char *name, const char *type,
 		   const char *help)
@@ -28,48 +29,6 @@ static void label_value(FILE *out, const char *v)
 	}
 }
 
-static const char *mount_of(const struct shmem_mounts *m, __u32 dev)
-{
-	for (size_t i = 0; i < m->nr; i++)
-		if (m->dev[i] == dev)
-			return m->path[i];
-	return "";
-}
-
-int shmem_mounts_read(const char *mountinfo, struct shmem_mounts *m)
-{
-	FILE *f = fopen(mountinfo, "r");
-	char line[4096];
-
-	memset(m, 0, sizeof(*m));
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f) && m->nr < SHMEM_MAX_MOUNTS) {
-		unsigned int major, minor;
-		char path[256];
-
-		/* id parent major:minor root mountpoint ... */
-		if (sscanf(line, "%*u %*u %u:%u %*s %255s", &major, &minor, path) != 3)
-			continue;
-		m->dev[m->nr] = major << 20 | minor;
-		/* the first mount of a device names it */
-		if (strcmp(mount_of(m, m->dev[m->nr]), ""))
-			continue;
-		m->path[m->nr] = strdup(path);
-		if (m->path[m->nr])
-			m->nr++;
-	}
-	fclose(f);
-	return 0;
-}
-
-void shmem_mounts_free(struct shmem_mounts *m)
-{
-	for (size_t i = 0; i < m->nr; i++)
-		free(m->path[i]);
-	memset(m, 0, sizeof(*m));
-}
-
 static void order_labels(FILE *out, unsigned int order)
 {
 	char size[16];
@@ -78,22 +37,51 @@ static void order_labels(FILE *out, unsigned int order)
 	fprintf(out, "order=\"%u\",size=\"%s\"", order, size);
 }
 
-static void print_allocs(FILE *out, const struct shmem_snapshot *s,
-			 const struct shmem_mounts *mounts)
+static void print_allocs(FILE *out, const struct shmem_snapshot *s)
 {
 	header(out, "shmem_folio_allocs_total", "counter",
-	       "shmem folios allocated, by order, path and file system.");
-	for (size_t i = 0; i < s->nr_allocs; i++) {
-		const struct shmem_alloc_entry *a = &s->allocs[i];
-		char dev[24];
+	       "shmem folios allocated, by order and path.");
+	for (unsigned int o = 0; o < SHMEM_NR_ORDERS; o++) {
+		for (unsigned int p = 0; p < SHMEM_STAT_NR_PATHS; p++) {
+			if (!s->totals.allocs[o][p])
+				continue;
+			fprintf(out, "shmem_folio_allocs_total{");
+			order_labels(out, o);
+			fprintf(out, ",path=\"%s\"} %llu\n", shmem_path_name(p),
+				(unsigned long long)s->totals.allocs[o][p]);
+		}
+	}
+}
 
-		shmem_dev_name(a->key.dev, dev, sizeof(dev));
-		fprintf(out, "shmem_folio_allocs_total{");
-		order_labels(out, a->key.order);
-		fprintf(out, ",path=\"%s\",device=\"%s\",mountpoint=\"",
-			shmem_path_name(a->key.path), dev);
-		label_value(out, mount_of(mounts, a->key.dev));
-		fprintf(out, "\"} %llu\n", (unsigned long long)a->count);
+/* device and mountpoint labels of a file system (dev_t) */
+static void fs_labels(FILE *out, const struct shmem_mounts *mounts, __u32 dev)
+{
+	char name[24];
+
+	shmem_dev_name(dev, name, sizeof(name));
+	fprintf(out, "device=\"%s\",mountpoint=\"", name);
+	label_value(out, shmem_mount_of(mounts, dev));
+	fputc('"', out);
+}
+
+static void print_filesystems(FILE *out, const struct shmem_snapshot *s,
+			      const struct shmem_mounts *mounts)
+{
+	const struct shmem_row_entry *rows = s->rows[SHMEM_ROWS_FSES];
+
+	header(out, "shmem_filesystem_folio_allocs_total", "counter",
+	       "shmem folios allocated per file system, by order (rows the fses map kept).");
+	for (size_t i = 0; i < s->nr_rows[SHMEM_ROWS_FSES]; i++) {
+		for (unsigned int o = 0; o < SHMEM_NR_ORDERS; o++) {
+			if (!rows[i].row.allocs[o])
+				continue;
+			fprintf(out, "shmem_filesystem_folio_allocs_total{");
+			order_labels(out, o);
+			fputc(',', out);
+			fs_labels(out, mounts, rows[i].dev);
+			fprintf(out, "} %llu\n",
+				(unsigned long long)rows[i].row.allocs[o]);
+		}
 	}
 }
 
@@ -121,19 +109,19 @@ static void order_reason_samples(FILE *out, const char *name,
 static __u64 fallbacks_of(const struct shmem_snapshot *s, unsigned int o,
 			  unsigned int r)
 {
-	return s->fallbacks[o][r];
+	return s->totals.fallbacks[o][r];
 }
 
 static __u64 splits_done(const struct shmem_snapshot *s, unsigned int o,
 			 unsigned int r)
 {
-	return s->splits[o][r].done;
+	return s->totals.splits[o][r].done;
 }
 
 static __u64 splits_failed(const struct shmem_snapshot *s, unsigned int o,
 			   unsigned int r)
 {
-	return s->splits[o][r].failed;
+	return s->totals.splits[o][r].failed;
 }
 
 static void print_fallbacks_splits(FILE *out, const struct shmem_snapshot *s)
@@ -162,7 +150,8 @@ static void print_blocks(FILE *out, const struct shmem_snapshot *s)
 		{ "shmem_block_uptodate_events_total",
 		  "Events that made blocks of a folio uptodate.",
 		  offsetof(struct shmem_blocks, uptodate_events) },
-		{ "shmem_blocks_uptodate_total", "Blocks (pages) made uptodate.",
+		{ "shmem_blocks_uptodate_total",
+		  "Blocks (pages) of large folios made uptodate.",
 		  offsetof(struct shmem_blocks, uptodate_blocks) },
 		{ "shmem_blocks_cleared_total",
 		  "Uptodate blocks cleared by truncation or hole punching.",
@@ -178,58 +167,65 @@ static void print_blocks(FILE *out, const struct shmem_snapshot *s)
 	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
 		header(out, counters[i].name, "counter", counters[i].help);
 		fprintf(out, "%s %llu\n", counters[i].name, (unsigned long long)
-			*(const __u64 *)((const char *)&s->blocks + counters[i].offset));
+			*(const __u64 *)((const char *)&s->totals.blocks +
+					 counters[i].offset));
 	}
 	header(out, "shmem_zeroed_bytes_total", "counter",
 	       "Bytes shmem zeroed in large folios, by reason.");
 	for (unsigned int z = 0; z < SHMEM_STAT_NR_ZEROS; z++)
 		fprintf(out, "shmem_zeroed_bytes_total{reason=\"%s\"} %llu\n",
-			shmem_zero_name(z), (unsigned long long)s->blocks.zeroed[z]);
+			shmem_zero_name(z),
+			(unsigned long long)s->totals.blocks.zeroed[z]);
 }
 
 /*
  * Slot n counts values in (2^(n-1), 2^n] ns, so the cumulative bucket
- * le=2^n ns holds every value at or below it.
+ * le=2^n ns holds every value at or below it; the last slot, values
+ * above 2^SHMEM_HIST_TOP ns, only +Inf.  Buckets and _count come from the
+ * same slots, so they agree in every scrape.
  */
 static void print_hist(FILE *out, const char *name, const char *help,
 		       const struct shmem_hist *h)
 {
-	__u64 cumulative = 0;
+	__u64 cumulative = 0, count = shmem_hist_count(h);
 
 	/* every bucket, always: a heatmap wants the same set each scrape */
 	header(out, name, "histogram", help);
-	for (int i = 0; i < SHMEM_HIST_SLOTS; i++) {
+	for (int i = 0; i <= SHMEM_HIST_TOP; i++) {
 		cumulative += h->slots[i];
 		fprintf(out, "%s_bucket{le=\"%.9g\"} %llu\n", name,
 			(double)(1ULL << i) / 1e9, (unsigned long long)cumulative);
 	}
 	fprintf(out, "%s_bucket{le=\"+Inf\"} %llu\n", name,
-		(unsigned long long)h->count);
+		(unsigned long long)count);
 	fprintf(out, "%s_sum %.9f\n", name, h->sum / 1e9);
-	fprintf(out, "%s_count %llu\n", name, (unsigned long long)h->count);
+	fprintf(out, "%s_count %llu\n", name, (unsigned long long)count);
 }
 
 static void print_latency(FILE *out, const struct shmem_snapshot *s)
 {
 	static const struct {
 		unsigned int hist;
+		__u32 signal;
 		const char *name, *help;
 	} hists[] = {
-		{ SHMEM_HIST_ALLOC, "shmem_alloc_latency_seconds",
-		  "Time in shmem_alloc_and_add_folio()." },
-		{ SHMEM_HIST_WRITE, "shmem_write_latency_seconds",
+		{ SHMEM_HIST_ALLOC, SHMEM_SIG_LAT_ALLOC, "shmem_alloc_latency_seconds",
+		  "Time to allocate a shmem folio, from shmem_alloc_and_add_folio() to the allocation, orders given up included." },
+		{ SHMEM_HIST_WRITE, SHMEM_SIG_LAT_WRITE, "shmem_write_latency_seconds",
 		  "write(2) calls on shmem that allocated a folio." },
-		{ SHMEM_HIST_FAULT, "shmem_fault_latency_seconds",
+		{ SHMEM_HIST_FAULT, SHMEM_SIG_LAT_FAULT, "shmem_fault_latency_seconds",
 		  "shmem page faults that allocated a folio." },
-		{ SHMEM_HIST_FALLOC, "shmem_fallocate_latency_seconds",
+		{ SHMEM_HIST_FALLOC, SHMEM_SIG_LAT_FALLOC, "shmem_fallocate_latency_seconds",
 		  "fallocate(2) calls on shmem that allocated a folio." },
-		{ SHMEM_HIST_UPTODATE, "shmem_folio_uptodate_seconds",
+		{ SHMEM_HIST_UPTODATE, SHMEM_SIG_LAT_UPTODATE, "shmem_folio_uptodate_seconds",
 		  "Time from allocating a large folio to it being fully uptodate." },
 	};
 
+	/* only what is traced: a histogram of zeros would claim it is fast */
 	for (size_t i = 0; i < sizeof(hists) / sizeof(hists[0]); i++)
-		print_hist(out, hists[i].name, hists[i].help,
-			   &s->hists[hists[i].hist]);
+		if (s->info.signals & hists[i].signal)
+			print_hist(out, hists[i].name, hists[i].help,
+				   &s->hists[hists[i].hist]);
 }
 
 static void print_kernel(FILE *out, const struct shmem_snapshot *s)
@@ -276,21 +272,19 @@ static void print_files(FILE *out, struct shmem_snapshot *s,
 	shmem_rows_sort(s, SHMEM_ROWS_FILES, SHMEM_SORT_ALLOCS);
 	for (size_t i = 0; i < s->nr_rows[SHMEM_ROWS_FILES] && shown < top; i++) {
 		const struct shmem_row_entry *e = &s->rows[SHMEM_ROWS_FILES][i];
-		char dev[24];
 
 		if (!shmem_row_allocs(&e->row))
 			break;
-		shmem_dev_name(e->dev, dev, sizeof(dev));
 		for (unsigned int o = 0; o < SHMEM_NR_ORDERS; o++) {
 			if (!e->row.allocs[o])
 				continue;
 			fprintf(out, "shmem_file_folio_allocs_total{");
 			order_labels(out, o);
-			fprintf(out, ",device=\"%s\",mountpoint=\"", dev);
-			label_value(out, mount_of(mounts, e->dev));
-			fprintf(out, "\",inode=\"%llu\",name=\"",
+			fputc(',', out);
+			fs_labels(out, mounts, e->dev);
+			fprintf(out, ",inode=\"%llu\",name=\"",
 				(unsigned long long)e->id);
-			label_value(out, e->row.name);
+			label_value(out, e->name);
 			fprintf(out, "\"} %llu\n",
 				(unsigned long long)e->row.allocs[o]);
 		}
@@ -311,6 +305,32 @@ static void print_signals(FILE *out, const struct shmem_snapshot *s)
 			shmem_signal_name(i), !!(s->info.signals & (1U << i)));
 }
 
+/* The row maps: how full, and what they dropped (totals never drop). */
+static void print_rows(FILE *out, const struct shmem_snapshot *s)
+{
+	static const struct {
+		const char *name, *type, *help;
+	} metrics[] = {
+		{ "shmem_tracing_rows", "gauge", "Rows in each per-entity map." },
+		{ "shmem_tracing_rows_capacity", "gauge",
+		  "Entries each per-entity map holds." },
+		{ "shmem_tracing_dropped_total", "counter",
+		  "Rows a full per-entity map dropped (least recently used) or could not insert; global totals are never dropped." },
+	};
+
+	for (size_t m = 0; m < sizeof(metrics) / sizeof(metrics[0]); m++) {
+		header(out, metrics[m].name, metrics[m].type, metrics[m].help);
+		for (unsigned int k = 0; k < SHMEM_NR_ROW_KINDS; k++) {
+			unsigned long long v = m == 0 ? s->nr_rows[k] :
+				m == 1 ? s->capacity[k] : s->dropped[k];
+
+			if (s->info.rows & (1U << k))
+				fprintf(out, "%s{rows=\"%s\"} %llu\n", metrics[m].name,
+					shmem_row_kind_name(k), v);
+		}
+	}
+}
+
 char *shmem_metrics_text(struct shmem_snapshot *s,
 			 const struct shmem_mounts *mounts, size_t top_files)
 {
@@ -321,7 +341,10 @@ char *shmem_metrics_text(struct shmem_snapshot *s,
 	if (!out)
 		return NULL;
 	print_signals(out, s);
-	print_allocs(out, s, mounts);
+	print_rows(out, s);
+	print_allocs(out, s);
+	if (s->info.rows & (1U << SHMEM_ROWS_FSES))
+		print_filesystems(out, s, mounts);
 	print_fallbacks_splits(out, s);
 	print_blocks(out, s);
 	print_latency(out, s);

@@ -19,7 +19,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
-#include "shmemstat.h"
+#include "shmem_tools.h"
 #include "shmem.skel.h"
 
 #ifndef CAP_PERFMON
@@ -53,20 +53,37 @@ static bool has_cap(int cap)
 	return data[cap / 32].effective & (1U << (cap % 32));
 }
 
-/* The signals each program gives when it is loaded. */
+/*
+ * The programs: which mode loads them, and the signals they give.  The
+ * timing pairs load with --latency; the fallback mode needs the alloc and
+ * operation pairs to count and infer paths, and shmem_alloc_folio() for
+ * the fallbacks.
+ */
+enum { TRACEPOINTS = 1, FALLBACK = 2, LATENCY = 4 };
+
 static const struct {
 	const char *prog;
-	__u32 signals;
-} prog_signals[] = {
-	{ "alloc_folio", SHMEM_SIG_ALLOCS | SHMEM_SIG_PATHS },
-	{ "alloc_fallback", SHMEM_SIG_FALLBACKS | SHMEM_SIG_FB_REASONS },
-	{ "block_uptodate", SHMEM_SIG_BLOCKS },
-	{ "zero", SHMEM_SIG_ZERO },
-	{ "folio_split", SHMEM_SIG_SPLITS },
-	{ "alloc_exit", SHMEM_SIG_LAT_ALLOC },
-	{ "write_exit", SHMEM_SIG_LAT_WRITE },
-	{ "fault_exit", SHMEM_SIG_LAT_FAULT },
-	{ "falloc_exit", SHMEM_SIG_LAT_FALLOC },
+	unsigned int when;
+	__u32 signals;		/* tracepoint mode, or with latency */
+	__u32 fallback_signals;	/* fallback mode */
+} progs[] = {
+	{ "alloc_folio", TRACEPOINTS, SHMEM_SIG_ALLOCS | SHMEM_SIG_PATHS, 0 },
+	{ "alloc_fallback", TRACEPOINTS,
+	  SHMEM_SIG_FALLBACKS | SHMEM_SIG_FB_REASONS, 0 },
+	{ "block_uptodate", TRACEPOINTS, SHMEM_SIG_BLOCKS, 0 },
+	{ "block_clear", TRACEPOINTS, 0, 0 },
+	{ "zero", TRACEPOINTS, SHMEM_SIG_ZERO, 0 },
+	{ "folio_split", TRACEPOINTS, SHMEM_SIG_SPLITS, 0 },
+	{ "alloc_folio_exit", FALLBACK, 0, SHMEM_SIG_FALLBACKS },
+	/* with the events, the allocation event ends the timing */
+	{ "alloc_enter", LATENCY, SHMEM_SIG_LAT_ALLOC, 0 },
+	{ "alloc_exit", FALLBACK, 0, SHMEM_SIG_ALLOCS },
+	{ "write_enter", LATENCY | FALLBACK, 0, 0 },
+	{ "write_exit", LATENCY | FALLBACK, SHMEM_SIG_LAT_WRITE, 0 },
+	{ "fault_enter", LATENCY | FALLBACK, 0, 0 },
+	{ "fault_exit", LATENCY | FALLBACK, SHMEM_SIG_LAT_FAULT, 0 },
+	{ "falloc_enter", LATENCY | FALLBACK, 0, 0 },
+	{ "falloc_exit", LATENCY | FALLBACK, SHMEM_SIG_LAT_FALLOC, 0 },
 };
 
 /* Can @prog attach on this kernel?  Its section names its target. */
@@ -86,54 +103,72 @@ static bool target_exists(const struct btf *vmlinux, struct bpf_program *prog)
 	return btf__find_by_name_kind(vmlinux, target, BTF_KIND_FUNC) > 0;
 }
 
-static __u32 signals_of(const char *prog)
+static int prog_index(const char *name)
 {
-	for (size_t i = 0; i < sizeof(prog_signals) / sizeof(prog_signals[0]); i++)
-		if (!strcmp(prog_signals[i].prog, prog))
-			return prog_signals[i].signals;
-	return 0;
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
+		if (!strcmp(progs[i].prog, name))
+			return i;
+	return -1;
 }
 
+static const unsigned int default_entries[SHMEM_NR_ROW_KINDS] = {
+	SHMEM_DEFAULT_FILES, SHMEM_DEFAULT_PROCS, SHMEM_DEFAULT_CGROUPS,
+	SHMEM_DEFAULT_FSES,
+};
+
 /*
- * Choose the programs this kernel can run: the trace events when the
- * series is there, else the fallback mode's fexit counting.
+ * Choose the programs this kernel can run and what they do: the trace
+ * events when the series is there, else the fallback mode's counting;
+ * the timing pairs only with latency; size the maps.
  */
 static int configure(struct shmem_bpf *skel, const struct btf *vmlinux,
 		     const struct shmem_tracer_opts *opts,
 		     struct shmem_info *info, const char *prog_name)
 {
 	bool tracepoints = target_exists(vmlinux, skel->progs.alloc_folio);
+	unsigned int mode = (tracepoints ? TRACEPOINTS : FALLBACK) |
+			    (opts->latency ? LATENCY : 0);
 	struct bpf_program *prog;
 
 	info->tracepoints = tracepoints;
 	info->signals = 0;
+	info->rows = opts->rows;
 	bpf_object__for_each_program(prog, skel->obj) {
-		const char *sec = bpf_program__section_name(prog);
-		bool is_tp = !strncmp(sec, "tp_btf/", 7);
-		/* the fallback mode counts allocations with the alloc pair */
-		bool timing_only = !is_tp &&
-			(tracepoints || strncmp(bpf_program__name(prog), "alloc_", 6));
-		bool load = target_exists(vmlinux, prog) &&
-			    (tracepoints || !is_tp) &&
-			    !(opts->no_latency && timing_only);
+		int i = prog_index(bpf_program__name(prog));
+		bool load = i >= 0 && (progs[i].when & mode) &&
+			    target_exists(vmlinux, prog);
 
 		bpf_program__set_autoload(prog, load);
-		if (load)
-			info->signals |= signals_of(bpf_program__name(prog));
+		if (!load)
+			continue;
+		if (tracepoints || (progs[i].when & LATENCY & mode))
+			info->signals |= progs[i].signals;
+		if (!tracepoints)
+			info->signals |= progs[i].fallback_signals;
 	}
-	/* fentry and fexit of a function come and go together */
-	if (!bpf_program__autoload(skel->progs.alloc_exit)) {
-		if (!tracepoints) {
-			fprintf(stderr, "%s: this kernel has neither the shmem trace events nor a traceable shmem_alloc_and_add_folio()\n",
-				prog_name);
+	if (!tracepoints && !bpf_program__autoload(skel->progs.alloc_exit)) {
+		fprintf(stderr, "%s: this kernel has neither the shmem trace events nor a traceable shmem_alloc_and_add_folio()\n",
+			prog_name);
+		return -1;
+	}
+	if (opts->latency && tracepoints)
+		info->signals |= SHMEM_SIG_LAT_UPTODATE;
+	if (!opts->latency)
+		info->disabled = SHMEM_SIG_LATENCY;
+	skel->rodata->count_in_fexit = !tracepoints;
+	skel->rodata->latency = opts->latency;
+	skel->rodata->rows = opts->rows;
+	for (int k = 0; k < SHMEM_NR_ROW_KINDS; k++) {
+		struct bpf_map *map = bpf_object__find_map_by_name(skel->obj,
+			shmem_map_descs[SHMEM_ROW_MAP(k)].name);
+		unsigned int n = opts->entries ? opts->entries : default_entries[k];
+
+		/* a map must have an entry; one nobody fills costs nothing */
+		if (bpf_map__set_max_entries(map, opts->rows & (1U << k) ? n : 1))
 			return -1;
-		}
-	} else if (!tracepoints) {
-		skel->rodata->count_in_fexit = true;
-		info->signals |= SHMEM_SIG_ALLOCS | SHMEM_SIG_FALLBACKS;
 	}
-	if (opts->no_latency)
-		info->disabled = SHMEM_SIG_LATENCY & ~info->signals;
+	if (!opts->latency && bpf_map__set_max_entries(skel->maps.born, 1))
+		return -1;
 	return 0;
 }
 
@@ -212,17 +247,7 @@ int shmem_tracer_start(struct shmem_tracer *t,
 			strerror(-err));
 		goto fail;
 	}
-	t->maps = (struct shmem_maps) {
-		.allocs = bpf_map__fd(t->skel->maps.allocs),
-		.files = bpf_map__fd(t->skel->maps.files),
-		.procs = bpf_map__fd(t->skel->maps.procs),
-		.cgroups = bpf_map__fd(t->skel->maps.cgroups),
-		.fallbacks = bpf_map__fd(t->skel->maps.fallbacks),
-		.splits = bpf_map__fd(t->skel->maps.splits),
-		.blocks = bpf_map__fd(t->skel->maps.blocks),
-		.hists = bpf_map__fd(t->skel->maps.hists),
-		.info = bpf_map__fd(t->skel->maps.info),
-	};
+	shmem_maps_from_object(t->skel->obj, &t->maps);
 	if (cgroup_fd >= 0)
 		close(cgroup_fd);
 	/* hand back what parsing the kernel's BTF took */
@@ -245,7 +270,6 @@ void shmem_tracer_stop(struct shmem_tracer *t)
 int shmem_tracer_pin(struct shmem_tracer *t, const char *dir, const char *prog)
 {
 	const struct bpf_object_skeleton *s = t->skel->skeleton;
-	struct bpf_map *map;
 	char path[PATH_MAX];
 
 	if (mkdir(dir, 0700)) {
@@ -254,13 +278,9 @@ int shmem_tracer_pin(struct shmem_tracer *t, const char *dir, const char *prog)
 			" (stop the tracing pinned there first)" : "");
 		return -1;
 	}
-	bpf_object__for_each_map(map, t->skel->obj) {
-		if (bpf_map__is_internal(map))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, bpf_map__name(map));
-		if (bpf_map__pin(map, path))
-			goto fail;
-	}
+	snprintf(path, sizeof(path), "%s/", dir);
+	if (shmem_maps_pin(t->skel->obj, dir))
+		goto fail;
 	for (int i = 0; i < s->prog_cnt; i++) {
 		struct bpf_link *link = *s->progs[i].link;
 
@@ -278,35 +298,22 @@ fail:
 	return -1;
 }
 
-/* Is @name one of the maps shmem_tracer_pin() pins? */
-static bool pinned_map(const struct shmem_bpf *skel, const char *name)
-{
-	struct bpf_map *map = bpf_object__find_map_by_name(skel->obj, name);
-
-	return map && !bpf_map__is_internal(map);
-}
-
 int shmem_unpin(const char *dir, const char *prog)
 {
-	/* opened, not loaded: only to know the names of its maps */
-	struct shmem_bpf *skel = shmem_bpf__open();
 	DIR *d = opendir(dir);
 	struct dirent *de;
 	int err = 0;
 
-	if (!d || !skel) {
-		fprintf(stderr, "%s: cannot open %s: %s\n", prog,
-			d ? "the BPF object" : dir, strerror(errno));
-		if (d)
-			closedir(d);
-		shmem_bpf__destroy(skel);
+	if (!d) {
+		fprintf(stderr, "%s: cannot open %s: %s\n", prog, dir,
+			strerror(errno));
 		return -1;
 	}
 	while ((de = readdir(d))) {
 		char path[PATH_MAX];
 
 		if (strncmp(de->d_name, LINK_PREFIX, strlen(LINK_PREFIX)) &&
-		    !pinned_map(skel, de->d_name))
+		    !shmem_map_name(de->d_name))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		if (unlink(path)) {
@@ -316,75 +323,12 @@ int shmem_unpin(const char *dir, const char *prog)
 		}
 	}
 	closedir(d);
-	shmem_bpf__destroy(skel);
 	if (!err && rmdir(dir)) {
 		fprintf(stderr, "%s: cannot remove %s: %s\n", prog, dir,
 			strerror(errno));
 		err = -1;
 	}
 	return err;
-}
-
-struct pinned_open {
-	const char *dir;
-	const char *prog;
-	int fds[16];
-	int nr;
-};
-
-static int open_pinned_map(const char *name, void *arg)
-{
-	struct pinned_open *po = arg;
-	char path[PATH_MAX];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", po->dir, name);
-	fd = bpf_obj_get(path);
-	if (fd < 0) {
-		fprintf(stderr, "%s: cannot open pinned map %s: %s\n", po->prog,
-			path, strerror(errno));
-		return -1;
-	}
-	po->fds[po->nr++] = fd;
-	return 0;
-}
-
-void shmem_maps_close(struct shmem_maps *maps)
-{
-	int *fds = (int *)maps;
-
-	for (size_t i = 0; i < sizeof(*maps) / sizeof(int); i++)
-		if (fds[i] > 0)
-			close(fds[i]);
-	memset(maps, 0, sizeof(*maps));
-}
-
-int shmem_maps_open_pinned(const char *dir, struct shmem_maps *maps,
-			   const char *prog)
-{
-	static const char *const names[] = {
-		"allocs", "files", "procs", "cgroups", "fallbacks", "splits",
-		"blocks", "hists", "info",
-	};
-	struct pinned_open po = { .dir = dir, .prog = prog };
-	struct stat st;
-	int *fds = (int *)maps;
-
-	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "%s: cannot read pinned maps in %s: %s\n", prog,
-			dir, errno ? strerror(errno) : "not a directory");
-		return -1;
-	}
-	memset(maps, 0, sizeof(*maps));
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (open_pinned_map(names[i], &po)) {
-			for (int j = 0; j < po.nr; j++)
-				close(po.fds[j]);
-			return -1;
-		}
-		fds[i] = po.fds[i];
-	}
-	return 0;
 }
 
 int shmem_source_open(struct shmem_source *src, const char *pinned_dir,

@@ -4,8 +4,8 @@
  * and attach the BPF programs or open pinned maps, read all maps into one
  * snapshot, subtract snapshots, and format them.
  */
-#ifndef SHMEMSTAT_H
-#define SHMEMSTAT_H
+#ifndef SHMEM_TOOLS_H
+#define SHMEM_TOOLS_H
 
 #include <argp.h>
 #include <stdbool.h>
@@ -14,26 +14,66 @@
 #include <sys/types.h>
 #include <linux/types.h>
 #include <json-c/json.h>
-#include "shmem_stats.h"
+#include "shmem_map_types.h"
 
 #define SHMEM_PIN_DEFAULT "/sys/fs/bpf/shmem"
 #define SHMEM_MTHP_DIR "/sys/kernel/mm/transparent_hugepage"
 
+/*
+ * The maps a reader needs, in one list (maps.c): the loader pins these,
+ * readers open them by name and check their shape before trusting them.
+ */
+enum shmem_map_id {
+	SHMEM_MAP_TOTALS,
+	SHMEM_MAP_HISTS,
+	SHMEM_MAP_FILES,	/* the row maps, in enum shmem_row_kind order */
+	SHMEM_MAP_PROCS,
+	SHMEM_MAP_CGROUPS,
+	SHMEM_MAP_FSES,
+	SHMEM_MAP_INFO,
+	SHMEM_NR_MAPS,
+};
+
+struct shmem_map_desc {
+	const char *name;
+	__u32 type;		/* enum bpf_map_type */
+	__u32 key_size;
+	__u32 value_size;	/* per CPU for per-CPU maps */
+};
+
+extern const struct shmem_map_desc shmem_map_descs[SHMEM_NR_MAPS];
+
+struct bpf_object;
+struct shmem_maps;
+
+/* The fds of a loaded object's maps */
+int shmem_maps_from_object(struct bpf_object *obj, struct shmem_maps *maps);
+/* Pin the list's maps of @obj under @dir */
+int shmem_maps_pin(struct bpf_object *obj, const char *dir);
+/* Is @name one of the list's maps? */
+bool shmem_map_name(const char *name);
+/* Element @key of a per-CPU array of __u64 counters, summed over CPUs */
+int shmem_percpu_sum(int fd, __u32 key, void *out, size_t size);
+/* Calls @fn for every element of a hash map, read in batches. */
+int shmem_map_for_each(int fd, size_t key_size, size_t value_size,
+		       int (*fn)(const void *key, const void *value, void *arg),
+		       void *arg);
+
 /* File descriptors of the maps, whoever loaded them. */
 struct shmem_maps {
-	int allocs, files, procs, cgroups, fallbacks, splits, blocks, hists, info;
+	int fd[SHMEM_NR_MAPS];
+	__u32 max_entries[SHMEM_NR_MAPS];
 };
 
-enum shmem_row_kind {
-	SHMEM_ROWS_FILES,
-	SHMEM_ROWS_PROCS,
-	SHMEM_ROWS_CGROUPS,
-	SHMEM_NR_ROW_KINDS,
-};
+/* The row map of @kind */
+#define SHMEM_ROW_MAP(kind) (SHMEM_MAP_FILES + (kind))
 
 struct shmem_row_entry {
-	__u64 id;		/* inode number, tgid or cgroup id */
-	__u32 dev;		/* files only: kernel dev_t */
+	__u64 id;		/* inode number, tgid, cgroup id or dev_t */
+	__u64 start_ns;		/* procs: when the process started */
+	__u32 dev;		/* files: kernel dev_t */
+	/* the row's name as valid UTF-8, control characters escaped */
+	char name[SHMEM_NAME_LEN * 4];
 	struct shmem_row row;
 };
 
@@ -51,22 +91,16 @@ struct shmem_meminfo {
 
 #define SHMEM_MAX_MEMINFO 8
 
-struct shmem_alloc_entry {
-	struct shmem_alloc_key key;
-	__u64 count;
-};
-
 struct shmem_snapshot {
 	double time;		/* CLOCK_MONOTONIC seconds */
 	struct shmem_info info;
-	struct shmem_alloc_entry *allocs;	/* by device, order, path */
-	size_t nr_allocs;
+	struct shmem_totals totals;		/* summed over CPUs */
+	struct shmem_hist hists[SHMEM_NR_HISTS];	/* summed over CPUs */
 	struct shmem_row_entry *rows[SHMEM_NR_ROW_KINDS];
 	size_t nr_rows[SHMEM_NR_ROW_KINDS];
-	__u64 fallbacks[SHMEM_NR_ORDERS][SHMEM_STAT_NR_FALLBACKS];
-	struct shmem_split_count splits[SHMEM_NR_ORDERS][SHMEM_STAT_NR_SPLITS];
-	struct shmem_blocks blocks;
-	struct shmem_hist hists[SHMEM_NR_HISTS];
+	/* rows the LRU maps dropped, or could not insert, so far */
+	__u64 dropped[SHMEM_NR_ROW_KINDS];
+	__u32 capacity[SHMEM_NR_ROW_KINDS];	/* entries of each row map */
 	struct shmem_mthp mthp[SHMEM_NR_ORDERS];
 	size_t nr_mthp;
 	struct shmem_meminfo meminfo[SHMEM_MAX_MEMINFO];	/* gauges */
@@ -86,6 +120,13 @@ const char *shmem_signal_name(unsigned int i);
 void shmem_order_size(unsigned int order, char *buf, size_t len);
 /* "0:45": the kernel's dev_t encoding */
 void shmem_dev_name(__u32 dev, char *buf, size_t len);
+/*
+ * @in (at most @len bytes, or to its NUL) as valid UTF-8 in @out: bytes
+ * that are not UTF-8, control characters and backslash escaped as \xNN
+ * and \\; with @truncated (@in was cut to @len by the kernel) an
+ * incomplete sequence at its end dropped.  @out holds 4 * len + 1.
+ */
+void shmem_clean_name(const char *in, size_t len, bool truncated, char *out);
 
 /*
  * What the loaded programs cannot see on this kernel, as one line; the
@@ -93,17 +134,25 @@ void shmem_dev_name(__u32 dev, char *buf, size_t len);
  */
 void shmem_missing_signals(const struct shmem_info *info, char *buf, size_t len);
 json_object *shmem_missing_json(const struct shmem_info *info);
+/* What the user did not ask for (latency without --latency): its zeros mean nothing */
+json_object *shmem_not_traced_json(const struct shmem_info *info);
 
 /* CLOCK_MONOTONIC in seconds */
 double shmem_now(void);
 
-/* Read every map and the sysfs mTHP counters into @s. */
+/*
+ * Read every map and the sysfs mTHP counters into @s; rows of the maps
+ * listed in s->info.rows.
+ */
 int shmem_snapshot_read(const struct shmem_maps *maps, const char *mthp_dir,
 			struct shmem_snapshot *s);
 int shmem_mthp_read(const char *dir, struct shmem_snapshot *s);
 /* The fields of @path (/proc/meminfo) that start with "Shmem" */
 int shmem_meminfo_read(const char *path, struct shmem_snapshot *s);
-/* @out = @now - @prev; rows absent from @prev count from zero. */
+/*
+ * @out = @now - @prev; rows absent from @prev, or dropped and inserted
+ * again since (a count went down), count from zero.  O(n log n).
+ */
 int shmem_snapshot_delta(const struct shmem_snapshot *now,
 			 const struct shmem_snapshot *prev,
 			 struct shmem_snapshot *out);
@@ -111,10 +160,19 @@ void shmem_snapshot_free(struct shmem_snapshot *s);
 
 __u64 shmem_row_allocs(const struct shmem_row *row);
 __u64 shmem_row_large(const struct shmem_row *row);
+/* Mean time per allocation attempt, in ns (0 without latency) */
+double shmem_row_latency(const struct shmem_row *row);
 /* Anything counted in the row: allocations, fallbacks, splits, ... */
 bool shmem_row_active(const struct shmem_row *row);
-/* Allocations of @order summed over devices and paths. */
+/* Allocations of @order summed over paths. */
 __u64 shmem_order_allocs(const struct shmem_snapshot *s, unsigned int order);
+/* Allocations of @path summed over orders. */
+__u64 shmem_path_allocs(const struct shmem_snapshot *s, unsigned int path);
+/*
+ * Values counted in slots (their sum is the _count and +Inf bucket of the
+ * histogram: the slots are its only counts, so they always agree).
+ */
+__u64 shmem_hist_count(const struct shmem_hist *h);
 
 enum shmem_sort {
 	SHMEM_SORT_ALLOCS,
@@ -136,26 +194,35 @@ void shmem_rows_sort(struct shmem_snapshot *s, enum shmem_row_kind kind,
 json_object *shmem_snapshot_json(const struct shmem_snapshot *s, double secs,
 				 size_t max_rows);
 
-/* Mount points by device, for metric labels (metrics.c) */
-#define SHMEM_MAX_MOUNTS 256
+/* Mount points by device, for metric labels (mounts.c) */
+struct shmem_mount {
+	__u32 dev;		/* kernel dev_t encoding */
+	char *path;		/* unescaped, then made valid UTF-8 */
+};
 
 struct shmem_mounts {
-	__u32 dev[SHMEM_MAX_MOUNTS];	/* kernel dev_t encoding */
-	char *path[SHMEM_MAX_MOUNTS];
+	struct shmem_mount *mounts;	/* sorted by dev */
 	size_t nr;
 };
 
+/* Every mount of @mountinfo; a device is named by its first mount. */
 int shmem_mounts_read(const char *mountinfo, struct shmem_mounts *m);
+/* The mount point of @dev, or "" */
+const char *shmem_mount_of(const struct shmem_mounts *m, __u32 dev);
 void shmem_mounts_free(struct shmem_mounts *m);
 /*
- * The Prometheus text exposition of @s (cumulative values), with per-file
+ * The Prometheus text exposition of @s (cumulative values): per file
+ * system from its rows, and per-file
  * series for the @top_files files with the most allocations (0: none).
  * Sorts @s's file rows.  malloc()ed; NULL when out of memory.
  */
 char *shmem_metrics_text(struct shmem_snapshot *s,
 			 const struct shmem_mounts *mounts, size_t top_files);
 
-/* libbpf-tools style log2 histogram; @ms divides nanoseconds by 10^6. */
+/*
+ * libbpf-tools style log2 histogram; with @ms the same slots, their bounds
+ * in milliseconds.
+ */
 void shmem_print_log2(FILE *out, const struct shmem_hist *h, bool ms);
 
 /* Parse a whole decimal number in [min, max]; -1 on anything else. */
@@ -173,7 +240,9 @@ struct shmem_tracer {
 struct shmem_tracer_opts {
 	pid_t pid;		/* 0: every process */
 	const char *cgroup;	/* cgroup v2 directory, or NULL */
-	bool no_latency;	/* leave the timing programs out */
+	bool latency;		/* the latency histograms (fentry/fexit pairs) */
+	__u32 rows;		/* row maps to keep: bits of enum shmem_row_kind */
+	__u32 entries;		/* entries of each row map; 0: the defaults */
 	bool verbose;		/* libbpf's messages */
 };
 
@@ -226,6 +295,8 @@ struct shmem_args {
 extern struct shmem_args shmem_args;
 extern const struct argp shmem_loader_argp;
 extern const struct argp shmem_pinned_argp;
+/* --version, for every tool */
+extern const struct argp shmem_version_argp;
 
 /* Command line (cli.c): errors are one line naming the problem. */
 int shmem_arg_error(struct argp_state *state, const char *fmt, ...)
@@ -251,4 +322,4 @@ int shmem_wait(double secs, pid_t child, int fd, int *status);
 extern volatile int shmem_exiting;
 void shmem_handle_signals(void);
 
-#endif /* SHMEMSTAT_H */
+#endif /* SHMEM_TOOLS_H */
