@@ -51,7 +51,10 @@ $(BIN)/shmem_loop: tools/bench/shmem_loop.c | $(BIN)
 $(BIN)/shmem_pft: tools/bench/shmem_pft.c | $(BIN)
 	$(CC) $(CFLAGS) -o $@ $< -lpthread
 
-bench: kernel kernel-notrace kernel-stock $(BIN)/shmem_loop $(BIN)/shmem_pft tools
+$(BIN)/copy_cost: tools/bench/copy_cost.c | $(BIN)
+	$(CC) $(CFLAGS) -o $@ $<
+
+bench: kernel kernel-notrace kernel-stock $(BIN)/shmem_loop $(BIN)/shmem_pft $(BIN)/copy_cost tools
 	tools/bench/tracepoints
 	tools/bench/tracing
 	tools/bench/suite
