@@ -10,7 +10,7 @@ CC ?= gcc
 CFLAGS ?= -O2 -g -Wall -Wextra
 VM := tools/vm/run
 
-.PHONY: all help deps kernel kernel-stock kernel-notrace bench kernel-deb kernel-deb-config tools vmlinux-h dashboard-pictures tests test run shell check-series clean
+.PHONY: all help deps kernel kernel-stock kernel-notrace bench kernel-deb kernel-deb-config test-install tools vmlinux-h dashboard-pictures tests test run shell check-series clean
 
 all: kernel tests
 
@@ -69,6 +69,11 @@ kernel-deb: deps
 
 kernel-deb-config: deps
 	@scripts/kernel-deb config
+
+# A sketch, not yet run: debootstrap Debian 12, dpkg -i the packages of
+# kernel-deb, boot from NVMe and from AHCI with e1000e (scripts/test-install)
+test-install:
+	scripts/test-install
 
 # BPF object, its skeleton, the tools.  include/vmlinux.h is committed;
 # `make vmlinux-h` regenerates it from the patched kernel's BTF.
