@@ -10,7 +10,7 @@ CC ?= gcc
 CFLAGS ?= -O2 -g -Wall -Wextra
 VM := tools/vm/run
 
-.PHONY: all help deps kernel kernel-stock kernel-notrace kernel-debug bench kernel-deb tools vmlinux-h dashboard-pictures tests test test-long test-debug run shell check-series clean
+.PHONY: all help deps kernel kernel-stock kernel-notrace kernel-debug bench kernel-deb kernel-deb-config test-install tools vmlinux-h dashboard-pictures tests test test-long test-debug run shell check-series clean
 
 all: kernel tests
 
@@ -29,7 +29,8 @@ help:
 	@echo "make shell       a shell in the guest"
 	@echo "make tools       the BPF tools, in build/bin"
 	@echo "make vmlinux-h   regenerate include/vmlinux.h from the patched kernel"
-	@echo "make kernel-deb  Debian packages of the patched kernel, in build/debs"
+	@echo "make kernel-deb  Debian packages of the patched kernel for real machines, in build/debs"
+	@echo "make kernel-deb-config  only configure them (Debian's config + what the series needs)"
 	@echo "make check-series  every patch applies, is checkpatch-clean, builds alone"
 
 deps:
@@ -61,18 +62,29 @@ $(BIN)/shmem_pft: tools/bench/shmem_pft.c | $(BIN)
 $(BIN)/shmem_seek: tools/bench/shmem_seek.c | $(BIN)
 	$(CC) $(CFLAGS) -o $@ $<
 
-bench: kernel kernel-notrace kernel-stock $(BIN)/shmem_loop $(BIN)/shmem_pft $(BIN)/shmem_seek tools
+$(BIN)/copy_cost: tools/bench/copy_cost.c | $(BIN)
+	$(CC) $(CFLAGS) -o $@ $<
+
+bench: kernel kernel-notrace kernel-stock $(BIN)/shmem_loop $(BIN)/shmem_pft $(BIN)/shmem_seek $(BIN)/copy_cost tools
 	tools/bench/tracepoints
 	tools/bench/seek
 	tools/bench/tracing
 	tools/bench/suite
 
-kernel-deb: kernel
-	@mkdir -p $(BUILD)/debs
-	$(MAKE) -C $(BUILD)/kernel/src O=$$(readlink -f $(BUILD)/kernel)/obj \
-		CC="ccache gcc" -j$$(nproc) bindeb-pkg LOCALVERSION=-shmem-folios
-	mv $$(readlink -f $(BUILD)/kernel)/*.deb $(BUILD)/debs/
-	@ls $(BUILD)/debs
+# Debian packages for real machines, from Debian's config of the same kernel
+# (or KCONFIG=/boot/config-...; LOCALMODCONFIG=1 [LSMOD=file]) merged with
+# scripts/kernel-deb.config: see scripts/kernel-deb.  kernel-deb-config only
+# configures (quick) and checks the options.
+kernel-deb: deps
+	@scripts/kernel-deb build
+
+kernel-deb-config: deps
+	@scripts/kernel-deb config
+
+# A sketch, not yet run: debootstrap Debian 12, dpkg -i the packages of
+# kernel-deb, boot from NVMe and from AHCI with e1000e (scripts/test-install)
+test-install:
+	scripts/test-install
 
 # BPF object, its skeleton, the tools (make tools).  include/vmlinux.h is committed;
 # `make vmlinux-h` regenerates it from the patched kernel's BTF.
