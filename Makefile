@@ -81,8 +81,9 @@ kernel-deb: deps
 kernel-deb-config: deps
 	@scripts/kernel-deb config
 
-# A sketch, not yet run: debootstrap Debian 12, dpkg -i the packages of
-# kernel-deb, boot from NVMe and from AHCI with e1000e (scripts/test-install)
+# debootstrap Debian 12, dpkg -i the packages of kernel-deb, boot from NVMe
+# and from AHCI with e1000e (scripts/test-install); not yet run with our
+# packages, TEST_INSTALL_KERNEL=debian tests the harness with Debian's kernel
 test-install:
 	scripts/test-install
 
