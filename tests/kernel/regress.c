@@ -257,6 +257,35 @@ static void test_no_leak(const struct mnt *mounts, int n)
 			leak_case(&mounts[i], how);
 }
 
+/*
+ * The deliberate consequence: a partially written folio that is split has
+ * its unwritten blocks zeroed first, and they are data from then on.
+ */
+static void test_split_makes_data(const char *huge)
+{
+	int fd = open_new(huge, "split-data");
+
+	if (ftruncate(fd, 4 * MB))
+		die("ftruncate");
+	pwrite_pattern(fd, 0, PAGE, 54);
+	pwrite_pattern(fd, MB, PAGE, 55);
+	check(seek(fd, 0, SEEK_HOLE) == PAGE && seek(fd, PAGE, SEEK_DATA) == MB,
+	      "huge=always: 4K written at 0 and 1M of a 2M folio: exact holes before the split");
+	check(!fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 8 * KB, PAGE),
+	      "punch 8K..12K");
+	check(st_blocks(fd) == (2 * MB - PAGE) / 512,
+	      "the split freed the punched page only (st_blocks %ld)", st_blocks(fd));
+	check(seek(fd, 0, SEEK_HOLE) == 8 * KB && seek(fd, 8 * KB, SEEK_DATA) == 12 * KB &&
+	      seek(fd, 12 * KB, SEEK_HOLE) == 2 * MB,
+	      "after the split the unwritten pages are data: holes at 8K..12K and from 2M "
+	      "(SEEK_HOLE from 0: %ld, from 12K: %ld)", seek(fd, 0, SEEK_HOLE),
+	      seek(fd, 12 * KB, SEEK_HOLE));
+	check(has_pattern(fd, 0, PAGE, 0, 54) && is_zero(fd, PAGE, MB - PAGE) &&
+	      has_pattern(fd, MB, PAGE, MB, 55) && is_zero(fd, MB + PAGE, MB - PAGE),
+	      "the data reads back, everything else zeroes");
+	close(fd);
+}
+
 /* ---- 4: splice of partially uptodate folios copies ---- */
 
 static bool read_pipe(int pfd, char *got, size_t len, const char **err)
@@ -479,6 +508,7 @@ void regress_tests(const char *large, const char *plain, const char *huge,
 	test_charge_placement(hugelarge);
 	test_udmabuf();
 	test_no_leak(mounts, n);
+	test_split_makes_data(huge);
 	test_splice_partial(huge, large);
 	test_deny(large);
 	test_mincore(huge);
