@@ -1352,6 +1352,28 @@ static void __attribute__((noreturn)) run_case(uint64_t cs, const struct env *e,
 
 static int driver_kmsg = -1;
 
+/*
+ * The call chain of the last memcg OOM kill, from the kernel log: the
+ * allocation a case's limit could not satisfy
+ */
+static char oom_trace[1024];
+
+static void note_oom_trace(const char *rec)
+{
+	const char *msg = strchr(rec, ';') ? strchr(rec, ';') + 1 : rec;
+	size_t used = strlen(oom_trace);
+
+	if (strstr(msg, "invoked oom-killer")) {
+		snprintf(oom_trace, sizeof(oom_trace), "%.*s", (int)strcspn(msg, ","), msg);
+		return;
+	}
+	/* " shmem_alloc_and_add_folio+0x155/0x910": the frames below the OOM killer */
+	if (*oom_trace && strstr(msg, "+0x") && !strstr(msg, "? ") && used < sizeof(oom_trace) - 64 &&
+	    !strstr(msg, "dump_") && !strstr(msg, "oom") && !strstr(msg, "out_of_memory"))
+		snprintf(oom_trace + used, sizeof(oom_trace) - used, " <%.*s",
+			 (int)strcspn(msg + strspn(msg, " "), "+"), msg + strspn(msg, " "));
+}
+
 /* Kernel log records since the last call that name a problem */
 static bool kmsg_clean(char *first, size_t len)
 {
@@ -1367,6 +1389,7 @@ static bool kmsg_clean(char *first, size_t len)
 		if (n < 0)
 			break;
 		rec[n] = 0;
+		note_oom_trace(rec);
 		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]) && clean; i++)
 			if (strstr(rec, bad[i])) {
 				clean = false;
@@ -1400,6 +1423,7 @@ static int run_one(uint64_t cs, const struct env *e, const struct op *ops, int n
 {
 	char report[128] = "", klog[512];
 	int rep[2], status;
+	bool clean;
 	long oom;
 	pid_t child;
 	ssize_t r;
@@ -1424,7 +1448,9 @@ static int run_one(uint64_t cs, const struct env *e, const struct op *ops, int n
 	close(rep[0]);
 	oom = oom_kills();
 	env_teardown();
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && kmsg_clean(klog, sizeof(klog)))
+	oom_trace[0] = 0;
+	clean = kmsg_clean(klog, sizeof(klog));
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && clean)
 		return 0;
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 1)
 		snprintf(kind, kindlen, "%s", report);
@@ -1437,6 +1463,8 @@ static int run_one(uint64_t cs, const struct env *e, const struct op *ops, int n
 		snprintf(kind, kindlen, "kernel-log %d", n - 1);
 	if (!quiet && !strncmp(kind, "kernel-log", 10))
 		printf("#   kernel log: %s\n", klog);
+	if (!quiet && !strncmp(kind, "oom-kill", 8))
+		printf("#   %s\n", oom_trace);
 	if (log_fd >= 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 1))
 		dprintf(log_fd, "case %llu\nfail %s\n", (unsigned long long)cs, kind);
 	return 1;
