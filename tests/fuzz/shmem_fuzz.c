@@ -913,6 +913,25 @@ static long count(const unsigned char *v, long n)
 }
 
 /*
+ * May st_blocks differ between stock and the series?  Folio sizes differ
+ * by design with large_folios; under a memcg limit, with a pinned folio
+ * (stock lends a large folio to a pipe, the series copies a partially
+ * uptodate one, so only stock cannot split it), or after swap (a split
+ * for swap drops pages past EOF, reclaim drops clean pages) they depend on
+ * folio sizes and timing.
+ */
+static bool blocks_open(void)
+{
+	bool clean = false;
+
+	if (env_large_folios(M.env) || M.env->memcg_max || count(M.pinned, M.pages))
+		return true;
+	for (long p = 0; p < M.pages && !clean; p++)
+		clean = M.clean[p];
+	return M.swapped && (clean || env_large_allowed(M.env));
+}
+
+/*
  * st_size exact; st_blocks between what must and what may be allocated.
  * Splitting a large folio across EOF (for swap, or the huge shrinker)
  * drops its pages past EOF, fallocated or not, on stock too; reclaim
@@ -938,8 +957,7 @@ static void check_stat(bool log)
 		fail("blocks", "st_blocks %ld, at least %ld are allocated", (long)st.st_blocks, lo);
 	if (log)
 		fprintf(oplog, " size=%ld blocks%c%ld blksize=%ld", (long)st.st_size,
-			env_large_folios(M.env) || M.env->memcg_max ? '~' : '=',
-			(long)st.st_blocks, (long)st.st_blksize);
+			blocks_open() ? '~' : '=', (long)st.st_blocks, (long)st.st_blksize);
 }
 
 static long shmem_base_kb;
@@ -1646,6 +1664,7 @@ int main(int argc, char **argv)
 	long mount_cases[NR_MOUNTS] = { 0 }, mount_failed[NR_MOUNTS] = { 0 };
 	double mount_secs[NR_MOUNTS] = { 0 }, memcg_secs[2] = { 0 };
 	int mount_only = -1, passed = 0, failed = 0, shrinks = 0, max_shrinks = 4, nops = 0;
+	int oom_killed = 0;
 	int saved_log;
 	uint64_t seed = time(NULL) % 100000, one_case = 0;
 	const char *ops_arg = NULL, *log_path = NULL, *regressions = NULL;
@@ -1765,6 +1784,20 @@ int main(int argc, char **argv)
 			passed++;
 			continue;
 		}
+		/*
+		 * The memcg OOM killer ends a case whose limit proved too tight
+		 * (stock 6.12 too: swap readahead charges pages it cannot get
+		 * back).  Every check the case reached had held: counted as
+		 * passed, and said.
+		 */
+		if (same_kind(kind, "oom-kill")) {
+			printf("# case %llu (%s): OOM-killed under its memcg limit after every check "
+			       "it reached held
+", (unsigned long long)cs, desc);
+			oom_killed++;
+			passed++;
+			continue;
+		}
 		nops += atoi(strchr(kind, ' ') ? strchr(kind, ' ') + 1 : "0") + 1;
 		failed++;
 		mount_failed[e.mount]++;
@@ -1801,6 +1834,8 @@ int main(int argc, char **argv)
 	printf("# %.0f s in cases without a memcg limit, %.0f s with one\n", memcg_secs[0],
 	       memcg_secs[1]);
 	printf("# %d operations run in %.0f s: %.0f per second\n", nops, secs, nops / secs);
+	if (oom_killed)
+		printf("# %d cases OOM-killed under their memcg limit\n", oom_killed);
 	restore_settings();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
