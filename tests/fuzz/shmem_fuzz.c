@@ -1792,8 +1792,7 @@ int main(int argc, char **argv)
 		 */
 		if (same_kind(kind, "oom-kill")) {
 			printf("# case %llu (%s): OOM-killed under its memcg limit after every check "
-			       "it reached held
-", (unsigned long long)cs, desc);
+			       "it reached held\n", (unsigned long long)cs, desc);
 			oom_killed++;
 			passed++;
 			continue;
