@@ -494,6 +494,7 @@ struct model {
 	unsigned char *data, *ghost;
 	unsigned char *datap, *alloc, *may, *pinned, *exposed, *whole, *clean;
 	bool swapped;		/* pages may have gone to swap and back */
+	bool pipe_cut;		/* punched or truncated while a pipe held a large folio */
 };
 
 struct held_pipe {
@@ -539,6 +540,7 @@ static void model_init(const struct env *e)
 	M.clean = xcalloc(pages);
 	M.whole = xcalloc(pages / (PMD / PAGE) + 1);
 	M.swapped = e->memcg_max != 0;
+	M.pipe_cut = false;
 	H.snap = xcalloc(MAX_PIPE);
 	H.dirty = xcalloc(MAX_PIPE);
 }
@@ -637,6 +639,7 @@ static void model_remove(long a, long b)
 
 static void model_punch(long a, long b)
 {
+	M.pipe_cut |= H.active;
 	long end = b < M.size ? b : M.size;
 
 	if (a < end) {
@@ -654,6 +657,8 @@ static void model_punch(long a, long b)
  */
 static void model_truncate(long t)
 {
+	if (t <= M.size)
+		M.pipe_cut |= H.active;
 	if (t > M.size) {
 		model_extend(M.size, t);
 		return;
@@ -924,7 +929,8 @@ static bool blocks_open(void)
 {
 	bool clean = false;
 
-	if (env_large_folios(M.env) || M.env->memcg_max || count(M.pinned, M.pages))
+	if (env_large_folios(M.env) || M.env->memcg_max || count(M.pinned, M.pages) ||
+	    (M.pipe_cut && env_large_allowed(M.env)))
 		return true;
 	for (long p = 0; p < M.pages && !clean; p++)
 		clean = M.clean[p];
