@@ -729,6 +729,21 @@ static char kernel_class(long p)
 	return page_class(p, stock);
 }
 
+/*
+ * Could page p share a large folio with a page that is not data, so that
+ * the folio is partially uptodate on the series?  Folios are at most PMD
+ * sized and aligned.
+ */
+static bool may_be_in_partial_folio(long p)
+{
+	long first = p / (PMD / PAGE) * (PMD / PAGE), q;
+
+	for (q = first; q < first + PMD / PAGE && q < end_page(M.size); q++)
+		if (!M.datap[q])
+			return true;
+	return false;
+}
+
 /* Do stock and the series both know page p's answer, and agree on it? */
 static bool class_certain(long p)
 {
@@ -1232,6 +1247,14 @@ static void do_op(const struct op *op, unsigned char *buf)
 			int want_bit = c == 'D' && !M.swapped ? 1 : c == 'H' ? 0 : -1;
 
 			vec[p] &= 1;
+			/*
+			 * The series asks about a partially uptodate folio
+			 * under a trylock of the folio lock (mincore may hold
+			 * a page table lock): a folio that khugepaged or
+			 * compaction holds locked then reads as not resident.
+			 */
+			if (!stock && want_bit == 1 && !vec[p] && may_be_in_partial_folio(p))
+				want_bit = -1;
 			if (want_bit < 0 || !class_certain(p) || M.exposed[p])
 				certain = false;
 			if (want_bit >= 0 && vec[p] != want_bit)
