@@ -317,3 +317,20 @@ bool run_in_memcg(const char *max, void (*fn)(void *), void *arg, long *swapped)
 	rmdir(MEMCG);
 	return WIFEXITED(status) && !WEXITSTATUS(status);
 }
+
+/* The selected word of a THP sysfs setting: "[always] never" gives always */
+void thp_setting(const char *path, char *out, size_t len)
+{
+	char buf[256] = "", *l, *r;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0 || read(fd, buf, sizeof(buf) - 1) < 0)
+		die(path);
+	close(fd);
+	l = strchr(buf, '[');
+	r = l ? strchr(l, ']') : NULL;
+	if (!r)
+		die(path);
+	*r = 0;
+	snprintf(out, len, "%s", l + 1);
+}

@@ -32,6 +32,7 @@ int folio_order_at(int fd, off_t off, bool *uptodate);
 long file_long(const char *path);
 long sysfs_long(const char *fmt, long arg);
 void sysfs_write(const char *path, const char *value);
+void thp_setting(const char *path, char *out, size_t len);
 long shmem_allocs(long kb);
 long mthp_stat(long kb, const char *stat);
 long mthp_stat_sum(const char *stat);

@@ -143,22 +143,6 @@ static void test_charge_placement(const char *hugelarge)
 
 /* ---- 2: memfd_pin_folios() (udmabuf) keeps written data ---- */
 
-static void thp_setting(const char *path, char *out, size_t len)
-{
-	char buf[256] = "", *l, *r;
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0 || read(fd, buf, sizeof(buf) - 1) < 0)
-		die(path);
-	close(fd);
-	l = strchr(buf, '[');
-	r = l ? strchr(l, ']') : NULL;
-	if (!r)
-		die(path);
-	*r = 0;
-	snprintf(out, len, "%s", l + 1);
-}
-
 static void test_udmabuf(void)
 {
 	struct udmabuf_create create = { 0 };

@@ -22,23 +22,6 @@
 
 #define SHMEM_ENABLED "/sys/kernel/mm/transparent_hugepage/shmem_enabled"
 
-/* The bracketed word of a THP sysfs setting */
-static void thp_current(const char *path, char *out, size_t len)
-{
-	char buf[256] = "", *l, *r;
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0 || read(fd, buf, sizeof(buf) - 1) < 0)
-		die(path);
-	close(fd);
-	l = strchr(buf, '[');
-	r = l ? strchr(l, ']') : NULL;
-	if (!r)
-		die(path);
-	*r = 0;
-	snprintf(out, len, "%s", l + 1);
-}
-
 /*
  * A memfd (internal mount, huge pages per shmem_enabled) written 4K into
  * a 2M folio: the block bitmap holds a folio reference that is not a pin.
@@ -48,7 +31,7 @@ static void test_seal_partial(void)
 	char saved[32], buf[PAGE];
 	int fd, ret;
 
-	thp_current(SHMEM_ENABLED, saved, sizeof(saved));
+	thp_setting(SHMEM_ENABLED, saved, sizeof(saved));
 	sysfs_write(SHMEM_ENABLED, "always");
 	fd = memfd_create("seal", MFD_ALLOW_SEALING);
 	memset(buf, 'A', sizeof(buf));
