@@ -445,6 +445,20 @@ static int gen_ops(uint64_t cs, const struct env *e, int n, struct op *ops)
 	return n;
 }
 
+/* The operation called @name; an unknown name ends the run */
+static int op_type(const char *name)
+{
+	int t = 0;
+
+	while (t < NR_OP_TYPES && strcmp(op_names[t], name))
+		t++;
+	if (t == NR_OP_TYPES) {
+		fprintf(stderr, "shmem_fuzz: unknown operation '%s'\n", name);
+		exit(2);
+	}
+	return t;
+}
+
 static int parse_ops(const char *str, struct op *ops)
 {
 	char name[32];
@@ -452,15 +466,7 @@ static int parse_ops(const char *str, struct op *ops)
 
 	while (n < MAX_OPS && sscanf(str, " %31[a-z_]:%ld:%ld:%u%n", name, &ops[n].off,
 				      &ops[n].len, &ops[n].arg, &used) == 4) {
-		int t = 0;
-
-		while (t < NR_OP_TYPES && strcmp(op_names[t], name))
-			t++;
-		if (t == NR_OP_TYPES) {
-			fprintf(stderr, "shmem_fuzz: unknown operation '%s'\n", name);
-			exit(2);
-		}
-		ops[n++].type = t;
+		ops[n++].type = op_type(name);
 		str += used;
 	}
 	while (*str == ' ')
@@ -1618,14 +1624,8 @@ static void exclude_ops(const char *list)
 	char *copy = strdup(list), *name, *save;
 
 	for (name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
-		int t = 0;
+		int t = op_type(name);
 
-		while (t < NR_OP_TYPES && strcmp(op_names[t], name))
-			t++;
-		if (t == NR_OP_TYPES) {
-			fprintf(stderr, "shmem_fuzz: unknown operation '%s'\n", name);
-			exit(2);
-		}
 		op_weights[t] = 0;
 		excluded[t] = true;
 	}
