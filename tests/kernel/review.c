@@ -2,7 +2,8 @@
 /*
  * Regression tests for what an independent review of the series found
  * after the issue-10 fixes: a partially uptodate folio taken for a pin by
- * F_SEAL_WRITE, and MADV_COLLAPSE mapping a folio that is not uptodate.
+ * F_SEAL_WRITE, and MADV_COLLAPSE mapping a folio that is not uptodate;
+ * and khugepaged zeroing such a folio without mapping it (random tester).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib.h"
@@ -20,7 +22,9 @@
 #define MADV_COLLAPSE 25
 #endif
 
-#define SHMEM_ENABLED "/sys/kernel/mm/transparent_hugepage/shmem_enabled"
+#define THP "/sys/kernel/mm/transparent_hugepage/"
+#define SHMEM_ENABLED THP "shmem_enabled"
+#define KHUGEPAGED THP "khugepaged/"
 
 /*
  * A memfd (internal mount, huge pages per shmem_enabled) written 4K into
@@ -98,8 +102,52 @@ static void test_collapse_partial(const char *huge)
 	close(fd);
 }
 
+/*
+ * khugepaged finds a 2M folio already in a mapped file's page cache and
+ * only retracts page tables (it maps nothing): it must leave a partially
+ * written folio partial.  Zeroing it there made the unwritten pages read
+ * as data (SEEK_DATA, mincore) at a time khugepaged chose: the random
+ * tester's case 101089345 (seed 28268) saw page 512 turn resident.
+ */
+static void test_khugepaged_partial(const char *huge)
+{
+	char enabled[32], sleep_ms[32];
+	int fd = open_new(huge, "khugepaged");
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
+	long scans, waited;
+	char *area, *p;
+	bool scanned;
+
+	if (ftruncate(fd, 2 * PMD) || pwrite(fd, "A", 1, PMD) != 1)
+		die("khugepaged file");
+	thp_setting(THP "enabled", enabled, sizeof(enabled));
+	snprintf(sleep_ms, sizeof(sleep_ms), "%ld", file_long(KHUGEPAGED "scan_sleep_millisecs"));
+	sysfs_write(THP "enabled", "always");
+	sysfs_write(KHUGEPAGED "scan_sleep_millisecs", "0");
+	/* A PMD-aligned shared mapping of both folios, never touched */
+	area = mmap(NULL, 3 * PMD, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	p = (char *)(((uintptr_t)area + PMD - 1) & ~(PMD - 1));
+	if (area == MAP_FAILED ||
+	    mmap(p, 2 * PMD, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED)
+		die("mmap");
+	/* Two full passes: one that starts after the mapping existed */
+	scans = file_long(KHUGEPAGED "full_scans");
+	for (waited = 0; file_long(KHUGEPAGED "full_scans") < scans + 2 && waited < 6000; waited++)
+		nanosleep(&tick, NULL);
+	scanned = check(waited < 6000, "khugepaged made two full scans with the file mapped");
+	if (scanned)
+		check(seek(fd, PMD, SEEK_HOLE) == PMD + PAGE,
+		      "the second folio, 1 byte written, still has holes after them (SEEK_HOLE %lld)",
+		      (long long)seek(fd, PMD, SEEK_HOLE));
+	munmap(area, 3 * PMD);
+	close(fd);
+	sysfs_write(KHUGEPAGED "scan_sleep_millisecs", sleep_ms);
+	sysfs_write(THP "enabled", enabled);
+}
+
 void review_tests(const char *huge)
 {
 	test_seal_partial();
 	test_collapse_partial(huge);
+	test_khugepaged_partial(huge);
 }
