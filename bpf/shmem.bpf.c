@@ -138,13 +138,13 @@ struct {
 } threads SEC(".maps");
 
 /*
- * Enumerators the kernel may add later: CO-RE matches them by name with
- * the ___ suffix dropped, and bpf_core_enum_value_exists() says whether
- * the running kernel has them.
+ * Enumerators of earlier versions of the series that vmlinux.h no longer
+ * has: CO-RE matches them by name with the ___ suffix dropped.  Every
+ * enumerator is looked up with bpf_core_enum_value_exists() (IS_ENUM), so
+ * a kernel without some of them, or with ones added later, loads too.
  */
-enum shmem_alloc_path___later {
-	SHMEM_PATH_KERNEL___later = 1,
-	SHMEM_PATH_USERFAULT___later = 2,
+enum shmem_alloc_path___older {
+	SHMEM_PATH_READ___older = 3,
 };
 
 static __always_inline bool skip_task(void)
@@ -558,15 +558,15 @@ static __always_inline __u32 stat_path(int path)
 		return SHMEM_STAT_PATH_FALLOC;
 	if (IS_ENUM(path, enum shmem_alloc_path, SHMEM_PATH_FAULT))
 		return SHMEM_STAT_PATH_FAULT;
-	if (IS_ENUM(path, enum shmem_alloc_path, SHMEM_PATH_READ))
-		return SHMEM_STAT_PATH_READ;
-	if (IS_ENUM(path, enum shmem_alloc_path___later, SHMEM_PATH_KERNEL___later))
+	if (IS_ENUM(path, enum shmem_alloc_path, SHMEM_PATH_KERNEL))
 		return SHMEM_STAT_PATH_KERNEL;
+	if (IS_ENUM(path, enum shmem_alloc_path___older, SHMEM_PATH_READ___older))
+		return SHMEM_STAT_PATH_READ;
 	if (IS_ENUM(path, enum shmem_alloc_path, SHMEM_PATH_SWAPIN))
 		return SHMEM_STAT_PATH_SWAPIN;
 	if (IS_ENUM(path, enum shmem_alloc_path, SHMEM_PATH_COLLAPSE))
 		return SHMEM_STAT_PATH_COLLAPSE;
-	if (IS_ENUM(path, enum shmem_alloc_path___later, SHMEM_PATH_USERFAULT___later))
+	if (IS_ENUM(path, enum shmem_alloc_path, SHMEM_PATH_USERFAULT))
 		return SHMEM_STAT_PATH_USERFAULT;
 	return SHMEM_STAT_PATH_OTHER;
 }

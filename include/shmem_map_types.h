@@ -64,8 +64,8 @@ enum shmem_stat_path {
 	SHMEM_STAT_PATH_WRITE,
 	SHMEM_STAT_PATH_FALLOC,
 	SHMEM_STAT_PATH_FAULT,
-	SHMEM_STAT_PATH_READ,
-	SHMEM_STAT_PATH_KERNEL,	/* kernel-internal reads (the next series) */
+	SHMEM_STAT_PATH_READ,	/* earlier versions of the series */
+	SHMEM_STAT_PATH_KERNEL,	/* kernel-internal reads and writes (SGP_CACHE) */
 	SHMEM_STAT_PATH_SWAPIN,
 	SHMEM_STAT_PATH_COLLAPSE,
 	SHMEM_STAT_PATH_USERFAULT,
