@@ -10,7 +10,7 @@ CC ?= gcc
 CFLAGS ?= -O2 -g -Wall -Wextra
 VM := tools/vm/run
 
-.PHONY: all help deps kernel kernel-stock kernel-notrace kernel-debug bench kernel-deb kernel-deb-config test-install tools vmlinux-h dashboard-pictures tests test test-long test-debug run shell check-series clean
+.PHONY: install all help deps kernel kernel-stock kernel-notrace kernel-debug bench kernel-deb kernel-deb-config test-install tools vmlinux-h dashboard-pictures tests test test-long test-debug run shell check-series clean
 
 all: kernel tests
 
@@ -28,6 +28,7 @@ help:
 	@echo "make run         build everything, boot the patched kernel, show it at work"
 	@echo "make shell       a shell in the guest"
 	@echo "make tools       the BPF tools, in build/bin"
+	@echo "make install     the tools and their man pages (PREFIX=/usr/local, DESTDIR)"
 	@echo "make vmlinux-h   regenerate include/vmlinux.h from the patched kernel"
 	@echo "make kernel-deb  Debian packages of the patched kernel for real machines, in build/debs"
 	@echo "make kernel-deb-config  only configure them (Debian's config + what the series needs)"
@@ -141,6 +142,14 @@ vmlinux-h: kernel
 # The tools alone: no kernel, no test dependencies (make deps installs the
 # build packages; the exporter's page fetches uPlot with npm)
 tools: $(addprefix $(BIN)/,$(TOOLS))
+
+# The tools in sbin (they need root or CAP_BPF), their man pages in man8
+PREFIX ?= /usr/local
+MANPAGES := $(addprefix man/,$(addsuffix .8,$(TOOLS)))
+install: tools
+	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/share/man/man8
+	install -m 755 $(addprefix $(BIN)/,$(TOOLS)) $(DESTDIR)$(PREFIX)/sbin/
+	install -m 644 $(MANPAGES) $(DESTDIR)$(PREFIX)/share/man/man8/
 
 KERNEL_TESTS := $(wildcard tests/kernel/*.c)
 $(BIN)/shmem_kernel_test: $(KERNEL_TESTS) tests/kernel/lib.h | $(BIN)

@@ -74,6 +74,14 @@ struct {
 	__type(value, struct shmem_row);
 } fses SEC(".maps");
 
+/* Per CPU: the rows of the last event, and counts not yet in them */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct shmem_hot);
+} hot SEC(".maps");
+
 /* Written by the loader: what these programs observe on this kernel. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -130,13 +138,13 @@ struct {
 } threads SEC(".maps");
 
 /*
- * Enumerators the kernel may add later: CO-RE matches them by name with
- * the ___ suffix dropped, and bpf_core_enum_value_exists() says whether
- * the running kernel has them.
+ * Enumerators of earlier versions of the series that vmlinux.h no longer
+ * has: CO-RE matches them by name with the ___ suffix dropped.  Every
+ * enumerator is looked up with bpf_core_enum_value_exists() (IS_ENUM), so
+ * a kernel without some of them, or with ones added later, loads too.
  */
-enum shmem_alloc_path___later {
-	SHMEM_PATH_KERNEL___later = 1,
-	SHMEM_PATH_USERFAULT___later = 2,
+enum shmem_alloc_path___older {
+	SHMEM_PATH_READ___older = 3,
 };
 
 static __always_inline bool skip_task(void)
@@ -181,10 +189,11 @@ static __always_inline struct shmem_row *row_get(void *map, const void *key,
 	row = bpf_map_lookup_elem(map, key);
 	if (kind >= SHMEM_NR_ROW_KINDS)
 		return row;
+	/* atomic: the drain program may interrupt this on the same CPU */
 	if (!err)
-		t->rows_created[kind]++;
+		__sync_fetch_and_add(&t->rows_created[kind], 1);
 	if (!row)
-		t->rows_failed[kind]++;
+		__sync_fetch_and_add(&t->rows_failed[kind], 1);
 	*created = !err && row;
 	return row;
 }
@@ -201,53 +210,218 @@ static void inode_name(struct inode *inode, char *name)
 				  BPF_CORE_READ(dentry, d_name.name));
 }
 
-/* The rows an event of @inode counts in; NULL for those not kept. */
+#define ROWS_ON(kind) (rows & (1U << (kind)))
+
+/* The keys of the rows an event counts in: those of the kinds kept */
+struct row_keys {
+	struct shmem_file_key file;
+	struct shmem_proc_key proc;
+	__u64 cgroup;
+	__u32 dev;
+};
+
+static __always_inline void keys_get(struct inode *inode, struct row_keys *k)
+{
+	__builtin_memset(k, 0, sizeof(*k));
+	if (ROWS_ON(SHMEM_ROWS_FILES)) {
+		k->file.ino = inode->i_ino;
+		k->file.dev = inode->i_sb->s_dev;
+	}
+	if (ROWS_ON(SHMEM_ROWS_PROCS)) {
+		struct task_struct *task = bpf_get_current_task_btf();
+
+		k->proc.tgid = task->tgid;
+		k->proc.start_ns = task->group_leader->start_time;
+	}
+	if (ROWS_ON(SHMEM_ROWS_CGROUPS))
+		k->cgroup = bpf_get_current_cgroup_id();
+	if (ROWS_ON(SHMEM_ROWS_FSES))
+		k->dev = inode->i_sb->s_dev;
+}
+
+static __always_inline bool keys_equal(const struct shmem_hot *h,
+				       const struct row_keys *k)
+{
+	if (ROWS_ON(SHMEM_ROWS_FILES) &&
+	    (h->file.ino != k->file.ino || h->file.dev != k->file.dev))
+		return false;
+	if (ROWS_ON(SHMEM_ROWS_PROCS) &&
+	    (h->proc.tgid != k->proc.tgid || h->proc.start_ns != k->proc.start_ns))
+		return false;
+	if (ROWS_ON(SHMEM_ROWS_CGROUPS) && h->cgroup != k->cgroup)
+		return false;
+	if (ROWS_ON(SHMEM_ROWS_FSES) && h->dev != k->dev)
+		return false;
+	return true;
+}
+
+/*
+ * The rows an event counts in: @hot alone when they are those of the last
+ * event on this CPU, else each row kept (NULL for those not kept).
+ */
 struct rows {
+	struct shmem_row *hot;
 	struct shmem_row *file, *proc, *cgroup, *fs;
 };
 
-static __always_inline void rows_get(struct inode *inode,
-				     struct shmem_totals *t, struct rows *r)
+/* Look the rows of @k up, inserting and naming the new ones. */
+static __always_inline void rows_lookup(struct inode *inode,
+					struct shmem_totals *t,
+					const struct row_keys *k, struct rows *r)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 dev = inode->i_sb->s_dev;
 	bool created;
 
-	__builtin_memset(r, 0, sizeof(*r));
-	if (rows & (1U << SHMEM_ROWS_FILES)) {
-		struct shmem_file_key key = { .ino = inode->i_ino, .dev = dev };
-
-		r->file = row_get(&files, &key, t, SHMEM_ROWS_FILES, &created);
+	if (ROWS_ON(SHMEM_ROWS_FILES)) {
+		r->file = row_get(&files, &k->file, t, SHMEM_ROWS_FILES, &created);
 		if (created && r->file)
 			inode_name(inode, r->file->name);
 	}
-	if (rows & (1U << SHMEM_ROWS_PROCS)) {
-		struct shmem_proc_key key = {
-			.tgid = task->tgid,
-			.start_ns = task->group_leader->start_time,
-		};
-
-		r->proc = row_get(&procs, &key, t, SHMEM_ROWS_PROCS, &created);
+	if (ROWS_ON(SHMEM_ROWS_PROCS)) {
+		r->proc = row_get(&procs, &k->proc, t, SHMEM_ROWS_PROCS, &created);
 		if (created && r->proc)
 			bpf_get_current_comm(r->proc->name, SHMEM_NAME_LEN);
 	}
-	if (rows & (1U << SHMEM_ROWS_CGROUPS)) {
-		__u64 id = bpf_get_current_cgroup_id();
-
-		r->cgroup = row_get(&cgroups, &id, t, SHMEM_ROWS_CGROUPS, &created);
+	if (ROWS_ON(SHMEM_ROWS_CGROUPS)) {
+		r->cgroup = row_get(&cgroups, &k->cgroup, t, SHMEM_ROWS_CGROUPS,
+				    &created);
 		if (created && r->cgroup)
 			bpf_probe_read_kernel_str(r->cgroup->name, SHMEM_NAME_LEN,
 				BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, name));
 	}
-	if (rows & (1U << SHMEM_ROWS_FSES)) {
-		r->fs = row_get(&fses, &dev, t, SHMEM_ROWS_FSES, &created);
+	if (ROWS_ON(SHMEM_ROWS_FSES)) {
+		r->fs = row_get(&fses, &k->dev, t, SHMEM_ROWS_FSES, &created);
 		if (created && r->fs)
 			bpf_probe_read_kernel_str(r->fs->name, SHMEM_NAME_LEN,
 						  inode->i_sb->s_id);
 	}
 }
 
+/* The counters of a row: everything after its name */
+#define ROW_COUNTERS ((sizeof(struct shmem_row) -			\
+		       offsetof(struct shmem_row, allocs)) / sizeof(__u64))
+
+#define ADD_PENDING(row, p, field) do {					\
+	if ((p)->field)							\
+		__sync_fetch_and_add(&(row)->field, (p)->field);	\
+} while (0)
+
+/* The row of @key in @map, inserted again (named @name) if it was dropped */
+static __always_inline void row_flush(void *map, const void *key,
+				      const char *name, struct shmem_totals *t,
+				      __u32 kind, const struct shmem_row *p)
+{
+	bool created;
+	struct shmem_row *row = row_get(map, key, t, kind, &created);
+
+	if (!row)
+		return;
+	if (created)
+		__builtin_memcpy(row->name, name, SHMEM_NAME_LEN);
+	for (int o = 0; o < SHMEM_NR_ORDERS; o++)
+		ADD_PENDING(row, p, allocs[o]);
+	ADD_PENDING(row, p, fallbacks);
+	ADD_PENDING(row, p, splits);
+	ADD_PENDING(row, p, partial);
+	ADD_PENDING(row, p, zeroed);
+	ADD_PENDING(row, p, alloc_ns);
+	ADD_PENDING(row, p, alloc_calls);
+}
+
+/*
+ * Move the counts of @h to its rows.  Only on @h's CPU, by its owner (with
+ * busy set) or by the drain program, which nothing on that CPU interrupts.
+ */
+static __noinline void hot_flush(struct shmem_hot *h, struct shmem_totals *t)
+{
+	const __u64 *c;
+	__u64 any = 0;
+
+	if (!h || !t || !h->valid)
+		return;
+	/* nothing pending: leave the rows alone (a dropped one stays dropped) */
+	c = (const __u64 *)&h->pending.allocs;
+	for (int i = 0; i < ROW_COUNTERS; i++)
+		any |= c[i];
+	h->events = 0;
+	if (!any)
+		return;
+	if (ROWS_ON(SHMEM_ROWS_FILES))
+		row_flush(&files, &h->file, h->names[SHMEM_ROWS_FILES], t,
+			  SHMEM_ROWS_FILES, &h->pending);
+	if (ROWS_ON(SHMEM_ROWS_PROCS))
+		row_flush(&procs, &h->proc, h->names[SHMEM_ROWS_PROCS], t,
+			  SHMEM_ROWS_PROCS, &h->pending);
+	if (ROWS_ON(SHMEM_ROWS_CGROUPS))
+		row_flush(&cgroups, &h->cgroup, h->names[SHMEM_ROWS_CGROUPS], t,
+			  SHMEM_ROWS_CGROUPS, &h->pending);
+	if (ROWS_ON(SHMEM_ROWS_FSES))
+		row_flush(&fses, &h->dev, h->names[SHMEM_ROWS_FSES], t,
+			  SHMEM_ROWS_FSES, &h->pending);
+	__builtin_memset(&h->pending, 0, sizeof(h->pending));
+}
+
+static __always_inline void name_copy(char *dst, const struct shmem_row *row)
+{
+	if (row)
+		__builtin_memcpy(dst, row->name, SHMEM_NAME_LEN);
+	else
+		__builtin_memset(dst, 0, SHMEM_NAME_LEN);
+}
+
+static __always_inline void rows_get(struct inode *inode,
+				     struct shmem_totals *t, struct rows *r)
+{
+	__u32 zero = 0;
+	struct shmem_hot *h = bpf_map_lookup_elem(&hot, &zero);
+	struct row_keys k;
+
+	__builtin_memset(r, 0, sizeof(*r));
+	keys_get(inode, &k);
+	if (h && h->valid && keys_equal(h, &k)) {
+		/* the common case: the rows of the last event here */
+		r->hot = &h->pending;
+		if (++h->events < SHMEM_HOT_FLUSH)
+			return;
+		/* now and then, so that the LRU maps see these rows used */
+		h->busy = 1;
+		barrier();
+		hot_flush(h, t);
+		barrier();
+		h->busy = 0;
+		return;
+	}
+	if (h) {
+		h->busy = 1;
+		barrier();
+		hot_flush(h, t);
+	}
+	/* this event counts in the rows themselves, later ones in @h */
+	rows_lookup(inode, t, &k, r);
+	if (!h)
+		return;
+	h->file = k.file;
+	h->proc = k.proc;
+	h->cgroup = k.cgroup;
+	h->dev = k.dev;
+	name_copy(h->names[SHMEM_ROWS_FILES], r->file);
+	name_copy(h->names[SHMEM_ROWS_PROCS], r->proc);
+	name_copy(h->names[SHMEM_ROWS_CGROUPS], r->cgroup);
+	name_copy(h->names[SHMEM_ROWS_FSES], r->fs);
+	h->valid = 1;
+	barrier();
+	h->busy = 0;
+}
+
+/*
+ * Atomic adds: rows are shared between CPUs, and @hot's counts may be
+ * moved by the drain program interrupting this one.
+ */
 #define rows_add(r, field, n) do {					\
+	if ((r)->hot) {							\
+		__sync_fetch_and_add(&(r)->hot->field, n);		\
+		break;							\
+	}								\
 	if ((r)->file)							\
 		__sync_fetch_and_add(&(r)->file->field, n);		\
 	if ((r)->proc)							\
@@ -384,15 +558,15 @@ static __always_inline __u32 stat_path(int path)
 		return SHMEM_STAT_PATH_FALLOC;
 	if (IS_ENUM(path, enum shmem_alloc_path, SHMEM_PATH_FAULT))
 		return SHMEM_STAT_PATH_FAULT;
-	if (IS_ENUM(path, enum shmem_alloc_path, SHMEM_PATH_READ))
-		return SHMEM_STAT_PATH_READ;
-	if (IS_ENUM(path, enum shmem_alloc_path___later, SHMEM_PATH_KERNEL___later))
+	if (IS_ENUM(path, enum shmem_alloc_path, SHMEM_PATH_KERNEL))
 		return SHMEM_STAT_PATH_KERNEL;
+	if (IS_ENUM(path, enum shmem_alloc_path___older, SHMEM_PATH_READ___older))
+		return SHMEM_STAT_PATH_READ;
 	if (IS_ENUM(path, enum shmem_alloc_path, SHMEM_PATH_SWAPIN))
 		return SHMEM_STAT_PATH_SWAPIN;
 	if (IS_ENUM(path, enum shmem_alloc_path, SHMEM_PATH_COLLAPSE))
 		return SHMEM_STAT_PATH_COLLAPSE;
-	if (IS_ENUM(path, enum shmem_alloc_path___later, SHMEM_PATH_USERFAULT___later))
+	if (IS_ENUM(path, enum shmem_alloc_path, SHMEM_PATH_USERFAULT))
 		return SHMEM_STAT_PATH_USERFAULT;
 	return SHMEM_STAT_PATH_OTHER;
 }
@@ -744,4 +918,25 @@ SEC("fexit/shmem_fallocate")
 int BPF_PROG(falloc_exit)
 {
 	return op_exit(TIMED_FALLOC, SHMEM_HIST_FALLOC);
+}
+
+/*
+ * A reader runs this on each CPU (BPF_PROG_TEST_RUN with
+ * BPF_F_TEST_RUN_ON_CPU: with preemption off, or in an IPI, so that no
+ * program runs on that CPU meanwhile) before reading the row maps.  1: the CPU is changing its entry, try again.
+ * Last in the file: bpftool's autoattach pins it with bpf_obj_pin(), which
+ * needs the directory the links before it made.
+ */
+SEC("raw_tp")
+int drain(void *ctx)
+{
+	__u32 zero = 0;
+	struct shmem_hot *h = bpf_map_lookup_elem(&hot, &zero);
+
+	if (!h)
+		return 0;
+	if (h->busy)
+		return 1;
+	hot_flush(h, totals_get());
+	return 0;
 }

@@ -46019,10 +46019,11 @@ enum shmem_alloc_path {
 	SHMEM_PATH_WRITE = 0,
 	SHMEM_PATH_FALLOC = 1,
 	SHMEM_PATH_FAULT = 2,
-	SHMEM_PATH_READ = 3,
+	SHMEM_PATH_KERNEL = 3,
 	SHMEM_PATH_SWAPIN = 4,
 	SHMEM_PATH_COLLAPSE = 5,
-	SHMEM_PATH_OTHER = 6,
+	SHMEM_PATH_USERFAULT = 6,
+	SHMEM_PATH_OTHER = 7,
 };
 
 enum shmem_fallback_reason {
@@ -90987,6 +90988,41 @@ struct sync_file_info {
 struct sync_set_deadline {
 	__u64 deadline_ns;
 	__u64 pad;
+};
+
+struct udmabuf_create {
+	__u32 memfd;
+	__u32 flags;
+	__u64 offset;
+	__u64 size;
+};
+
+struct udmabuf_create_item {
+	__u32 memfd;
+	__u32 __pad;
+	__u64 offset;
+	__u64 size;
+};
+
+struct udmabuf_create_list {
+	__u32 flags;
+	__u32 count;
+	struct udmabuf_create_item list[0];
+};
+
+struct udmabuf {
+	long unsigned int pagecount;
+	struct folio **folios;
+	struct sg_table *sg;
+	enum dma_data_direction sg_dir;
+	struct miscdevice *device;
+	long unsigned int *offsets;
+	struct list_head unpin_list;
+};
+
+struct udmabuf_folio {
+	struct folio *folio;
+	struct list_head list;
 };
 
 enum {

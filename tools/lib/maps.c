@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -38,7 +39,88 @@ void shmem_maps_close(struct shmem_maps *maps)
 	for (int i = 0; i < SHMEM_NR_MAPS; i++)
 		if (maps->fd[i] > 0)
 			close(maps->fd[i]);
+	if (maps->own_drain_fd && maps->drain_fd >= 0)
+		close(maps->drain_fd);
 	memset(maps, 0, sizeof(*maps));
+	maps->drain_fd = -1;
+}
+
+/*
+ * The drain program of maps pinned by another loader (bpftool prog loadall
+ * pins it with the programs, not with the maps): the loaded program of
+ * that name that uses our totals map.  -1 if none.
+ */
+static int find_drain(int totals_fd)
+{
+	struct bpf_map_info minfo = {};
+	__u32 len = sizeof(minfo), id = 0;
+
+	if (bpf_obj_get_info_by_fd(totals_fd, &minfo, &len))
+		return -1;
+	while (!bpf_prog_get_next_id(id, &id)) {
+		struct bpf_prog_info info = {};
+		__u32 map_ids[16], ilen = sizeof(info);
+		int fd = bpf_prog_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		info.nr_map_ids = 16;
+		info.map_ids = (__u64)(unsigned long)map_ids;
+		if (!bpf_obj_get_info_by_fd(fd, &info, &ilen) &&
+		    !strcmp(info.name, "drain")) {
+			for (__u32 i = 0; i < info.nr_map_ids && i < 16; i++)
+				if (map_ids[i] == minfo.id)
+					return fd;
+		}
+		close(fd);
+	}
+	return -1;
+}
+
+/*
+ * The drain program on @cpu.  From that CPU it runs there directly, with
+ * preemption off; from another, in an IPI, which keeps this CPU spinning
+ * until the other takes it (long under emulation): so move there first.
+ */
+static int drain_on(int fd, int cpu, bool move)
+{
+	cpu_set_t set;
+
+	if (move) {
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		sched_setaffinity(0, sizeof(set), &set);
+	}
+	/* busy: that CPU is changing its cache; it takes microseconds */
+	for (int tries = 0; tries < 1000; tries++) {
+		LIBBPF_OPTS(bpf_test_run_opts, opts,
+			    .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu);
+
+		if (bpf_prog_test_run_opts(fd, &opts))
+			/* an offline CPU counts nothing new */
+			return errno == ENXIO ? 0 : -1;
+		if (!opts.retval)
+			return 0;
+		sched_yield();
+	}
+	return 0;
+}
+
+int shmem_maps_drain(const struct shmem_maps *maps)
+{
+	int ncpus = libbpf_num_possible_cpus(), err = 0;
+	cpu_set_t was;
+	bool move;
+
+	if (maps->drain_fd < 0 || ncpus <= 0)
+		return -1;
+	move = !sched_getaffinity(0, sizeof(was), &was);
+	for (int cpu = 0; cpu < ncpus && !err; cpu++)
+		err = drain_on(maps->drain_fd, cpu,
+			       move && cpu < CPU_SETSIZE && CPU_ISSET(cpu, &was));
+	if (move)
+		sched_setaffinity(0, sizeof(was), &was);
+	return err;
 }
 
 /* Is the map behind @fd the one @d describes?  One line if not. */
@@ -87,6 +169,7 @@ int shmem_maps_open_pinned(const char *dir, struct shmem_maps *maps,
 		return -1;
 	}
 	memset(maps, 0, sizeof(*maps));
+	maps->drain_fd = -1;
 	for (int i = 0; i < SHMEM_NR_MAPS; i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, shmem_map_descs[i].name);
 		maps->fd[i] = obj_get_rdonly(path);
@@ -100,6 +183,11 @@ int shmem_maps_open_pinned(const char *dir, struct shmem_maps *maps,
 			      &maps->max_entries[i], prog))
 			goto fail;
 	}
+	snprintf(path, sizeof(path), "%s/" SHMEM_DRAIN_PIN, dir);
+	maps->drain_fd = bpf_obj_get(path);
+	if (maps->drain_fd < 0)
+		maps->drain_fd = find_drain(maps->fd[SHMEM_MAP_TOTALS]);
+	maps->own_drain_fd = true;
 	return 0;
 fail:
 	shmem_maps_close(maps);
@@ -108,6 +196,8 @@ fail:
 
 int shmem_maps_from_object(struct bpf_object *obj, struct shmem_maps *maps)
 {
+	struct bpf_program *prog;
+
 	memset(maps, 0, sizeof(*maps));
 	for (int i = 0; i < SHMEM_NR_MAPS; i++) {
 		struct bpf_map *map = bpf_object__find_map_by_name(obj,
@@ -118,11 +208,14 @@ int shmem_maps_from_object(struct bpf_object *obj, struct shmem_maps *maps)
 		maps->fd[i] = bpf_map__fd(map);
 		maps->max_entries[i] = bpf_map__max_entries(map);
 	}
+	prog = bpf_object__find_program_by_name(obj, "drain");
+	maps->drain_fd = prog ? bpf_program__fd(prog) : -1;
 	return 0;
 }
 
 int shmem_maps_pin(struct bpf_object *obj, const char *dir)
 {
+	struct bpf_program *prog;
 	char path[PATH_MAX];
 
 	for (int i = 0; i < SHMEM_NR_MAPS; i++) {
@@ -133,11 +226,18 @@ int shmem_maps_pin(struct bpf_object *obj, const char *dir)
 		if (!map || bpf_map__pin(map, path))
 			return -1;
 	}
+	/* readers flush the per-CPU row caches with it */
+	snprintf(path, sizeof(path), "%s/" SHMEM_DRAIN_PIN, dir);
+	prog = bpf_object__find_program_by_name(obj, "drain");
+	if (!prog || bpf_program__pin(prog, path))
+		return -1;
 	return 0;
 }
 
 bool shmem_map_name(const char *name)
 {
+	if (!strcmp(name, SHMEM_DRAIN_PIN))
+		return true;
 	for (int i = 0; i < SHMEM_NR_MAPS; i++)
 		if (!strcmp(name, shmem_map_descs[i].name))
 			return true;

@@ -50,7 +50,7 @@ struct shmem_maps;
 int shmem_maps_from_object(struct bpf_object *obj, struct shmem_maps *maps);
 /* Pin the list's maps of @obj under @dir */
 int shmem_maps_pin(struct bpf_object *obj, const char *dir);
-/* Is @name one of the list's maps? */
+/* Is @name one of the list's maps, or the drain program's pin? */
 bool shmem_map_name(const char *name);
 /* Element @key of a per-CPU array of __u64 counters, summed over CPUs */
 int shmem_percpu_sum(int fd, __u32 key, void *out, size_t size);
@@ -59,11 +59,25 @@ int shmem_map_for_each(int fd, size_t key_size, size_t value_size,
 		       int (*fn)(const void *key, const void *value, void *arg),
 		       void *arg);
 
-/* File descriptors of the maps, whoever loaded them. */
+/*
+ * File descriptors of the maps, whoever loaded them, and of the program
+ * that moves the per-CPU row caches into the row maps (-1 if not found).
+ */
 struct shmem_maps {
 	int fd[SHMEM_NR_MAPS];
 	__u32 max_entries[SHMEM_NR_MAPS];
+	int drain_fd;
+	bool own_drain_fd;	/* opened here: close it with the maps */
 };
+
+/* The pin of the drain program beside the maps */
+#define SHMEM_DRAIN_PIN "prog_drain"
+
+/*
+ * Run the drain program on every CPU, so that the row maps hold every
+ * event counted so far.  -1 if there is none, or it failed.
+ */
+int shmem_maps_drain(const struct shmem_maps *maps);
 
 /* The row map of @kind */
 #define SHMEM_ROW_MAP(kind) (SHMEM_MAP_FILES + (kind))

@@ -192,6 +192,13 @@ int shmem_snapshot_read(const struct shmem_maps *maps, const char *mthp_dir,
 	s->time = shmem_now();
 	if (shmem_info_read(maps, &s->info))
 		goto fail;
+	/*
+	 * Every count the CPUs' row caches hold, into the rows first (a
+	 * reader without the program, and so without the rights, sees the
+	 * rows without what the caches hold)
+	 */
+	if (s->info.rows)
+		shmem_maps_drain(maps);
 	for (int k = 0; k < SHMEM_NR_ROW_KINDS; k++) {
 		const struct shmem_map_desc *d = &shmem_map_descs[SHMEM_ROW_MAP(k)];
 		struct rows_arg ra = { s, k, 0 };

@@ -84,6 +84,8 @@ static const struct {
 	{ "fault_exit", LATENCY | FALLBACK, SHMEM_SIG_LAT_FAULT, 0 },
 	{ "falloc_enter", LATENCY | FALLBACK, 0, 0 },
 	{ "falloc_exit", LATENCY | FALLBACK, SHMEM_SIG_LAT_FALLOC, 0 },
+	/* not attached: readers run it (shmem_maps_drain) */
+	{ "drain", TRACEPOINTS | FALLBACK, 0, 0 },
 };
 
 /* Can @prog attach on this kernel?  Its section names its target. */
@@ -93,6 +95,9 @@ static bool target_exists(const struct btf *vmlinux, struct bpf_program *prog)
 	const char *target = strchr(sec, '/');
 	char name[128];
 
+	/* SEC("raw_tp"): run, not attached */
+	if (!strcmp(sec, "raw_tp"))
+		return true;
 	if (!target)
 		return false;
 	target++;
@@ -364,6 +369,9 @@ int shmem_source_begin(struct shmem_source *src, struct shmem_snapshot *base,
 	base->time = shmem_now();
 	if (!mthp_since_boot)
 		shmem_mthp_read(SHMEM_MTHP_DIR, base);
+	if (base->info.rows && src->maps->drain_fd < 0 && !quiet)
+		fprintf(stderr, "%s: no drain program with these maps: rows may miss each CPU's latest events\n",
+			prog);
 	shmem_missing_signals(&base->info, missing, sizeof(missing));
 	if (*missing && !quiet)
 		fprintf(stderr, "%s: %s mode, missing on this kernel: %s\n", prog,
