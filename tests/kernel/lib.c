@@ -262,8 +262,8 @@ long meminfo_kb(const char *key)
 }
 
 /*
- * Large-folio files, full and partially written, pushed to swap on zram by
- * a memory cgroup smaller than the data, then read back.
+ * No report in the kernel log (KASAN and lockdep report with a BUG: or
+ * WARNING: line); a hit is shown with the 30 lines from the one before it.
  */
 void test_kernel_log(void)
 {
@@ -276,11 +276,19 @@ void test_kernel_log(void)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]) && !hit; i++)
 		hit = strstr(log, bad[i]);
 	if (hit) {
-		char *end = strchr(hit, '\n');
+		char *start = hit, *end = hit;
+		int lines = 0;
 
-		if (end)
-			*end = 0;
-		diag("kernel log: %s", hit);
+		/* from the line before the hit: what the report is about */
+		while (start > log && lines < 2)
+			if (*--start == '\n')
+				lines++;
+		for (lines = 0; *end && lines < 30; end++)
+			if (*end == '\n')
+				lines++;
+		*end = 0;
+		for (char *l = strtok(start, "\n"); l; l = strtok(NULL, "\n"))
+			diag("kernel log: %s", l);
 	}
 	check(!hit, "no BUG, WARNING, bad page or oops in the kernel log");
 	free(log);
