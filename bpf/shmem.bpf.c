@@ -378,6 +378,15 @@ static __always_inline void rows_get(struct inode *inode,
 
 	__builtin_memset(r, 0, sizeof(*r));
 	keys_get(inode, &k);
+	/*
+	 * Tracepoint programs run with preemption off; fexit programs (the
+	 * fallback mode) do not, and another task's event on this CPU could
+	 * find the cache half written: they look their rows up every time.
+	 */
+	if (count_in_fexit) {
+		rows_lookup(inode, t, &k, r);
+		return;
+	}
 	if (h && h->valid && keys_equal(h, &k)) {
 		/* the common case: the rows of the last event here */
 		r->hot = &h->pending;
