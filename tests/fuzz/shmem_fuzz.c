@@ -736,16 +736,18 @@ static char kernel_class(long p)
 }
 
 /*
- * Could page p share a large folio with a page that is not data, so that
- * the folio is partially uptodate on the series?  Folios are at most PMD
+ * Could page p, not data, be in a large folio that holds data, so that the
+ * folio is partially uptodate on the series?  Folios are at most PMD
  * sized and aligned.
  */
-static bool may_be_in_partial_folio(long p)
+static bool in_partial_folio(long p)
 {
 	long first = p / (PMD / PAGE) * (PMD / PAGE), q;
 
-	for (q = first; q < first + PMD / PAGE && q < end_page(M.size); q++)
-		if (!M.datap[q])
+	if (!M.may[p])
+		return false;
+	for (q = first; q < first + PMD / PAGE && q < M.pages; q++)
+		if (M.datap[q])
 			return true;
 	return false;
 }
@@ -1256,10 +1258,12 @@ static void do_op(const struct op *op, unsigned char *buf)
 			/*
 			 * The series asks about a partially uptodate folio
 			 * under a trylock of the folio lock (mincore may hold
-			 * a page table lock): a folio that khugepaged or
-			 * compaction holds locked then reads as not resident.
+			 * a page table lock): while khugepaged, compaction or
+			 * reclaim holds it, every page of the folio reads
+			 * resident, as on stock.  Written pages read resident
+			 * either way.
 			 */
-			if (!stock && want_bit == 1 && !vec[p] && may_be_in_partial_folio(p))
+			if (!stock && want_bit == 0 && vec[p] && in_partial_folio(p))
 				want_bit = -1;
 			if (want_bit < 0 || !class_certain(p) || M.exposed[p])
 				certain = false;

@@ -3,7 +3,8 @@
  * Regression tests for what an independent review of the series found
  * after the issue-10 fixes: a partially uptodate folio taken for a pin by
  * F_SEAL_WRITE, and MADV_COLLAPSE mapping a folio that is not uptodate;
- * and khugepaged zeroing such a folio without mapping it (random tester).
+ * khugepaged zeroing such a folio without mapping it (random tester); and
+ * mincore() calling its written pages not resident while its lock is busy.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -12,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -145,9 +148,65 @@ static void test_khugepaged_partial(const char *huge)
 	sysfs_write(THP "enabled", enabled);
 }
 
+/*
+ * mincore() of a written page of a partially uptodate folio while another
+ * process takes the folio lock over and over (lseek(SEEK_DATA) scans the
+ * folio's blocks under it, read() takes it for the page): resident every
+ * time, as on stock, which zeroes the folio whole at the first write.
+ * mincore() may only try the lock; it used to say "not resident" whenever
+ * the lock was busy (an independent review: 1.4 million of 2 million
+ * calls on huge=always).
+ */
+static void test_mincore_contended(const char *huge)
+{
+	int fd = open_new(huge, "mincore-busy");
+	long calls, not_resident = 0;
+	volatile long *turns;
+	unsigned char vec;
+	char *map, buf[PAGE];
+	pid_t child;
+
+	if (ftruncate(fd, PMD))
+		die("ftruncate");
+	pwrite_pattern(fd, 0, PAGE, 60);
+	check(seek(fd, 0, SEEK_HOLE) == PAGE, "huge=always: 4K written into a 2M folio (SEEK_HOLE %lld)",
+	      (long long)seek(fd, 0, SEEK_HOLE));
+	/* Mapped, never touched: a fault would make the folio uptodate */
+	map = mmap(NULL, PMD, PROT_READ, MAP_SHARED, fd, 0);
+	turns = mmap(NULL, sizeof(*turns), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED || turns == MAP_FAILED)
+		die("mmap");
+	child = fork();
+	if (child < 0)
+		die("fork");
+	if (child == 0) {
+		for (;;) {
+			lseek(fd, PAGE, SEEK_DATA);
+			if (pread(fd, buf, PAGE, 0) != PAGE)
+				_exit(1);
+			(*turns)++;
+		}
+	}
+	/* Until the other process has taken the lock 5,000 times over */
+	for (calls = 0; *turns < 5000 && calls < 2000000; calls++) {
+		if (mincore(map, PAGE, &vec))
+			die("mincore");
+		not_resident += !(vec & 1);
+	}
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	check(*turns >= 5000 && not_resident == 0,
+	      "mincore of the written page while another process locks its folio %ld times: resident in all %ld calls (%ld not)",
+	      *turns, calls, not_resident);
+	munmap((void *)turns, sizeof(*turns));
+	munmap(map, PMD);
+	close(fd);
+}
+
 void review_tests(const char *huge)
 {
 	test_seal_partial();
 	test_collapse_partial(huge);
 	test_khugepaged_partial(huge);
+	test_mincore_contended(huge);
 }
