@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib.h"
@@ -141,21 +142,39 @@ static int count(const struct trace *t, const char *name, const char *key, const
 	return n;
 }
 
+static long monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
 static void test_fallocate_events(const char *large)
 {
-	int fd = open_new(large, "t-falloc"), n, ok = 1;
+	int fd = open_new(large, "t-falloc"), n, ok = 1, timed = 1;
 	const struct event *a[8];
+	long start, elapsed, alloc_ns = 0;
 	struct trace t;
 
 	trace_start();
+	start = monotonic_ns();
 	if (fallocate(fd, 0, 0, 8 * MB))
 		die("fallocate");
+	elapsed = monotonic_ns() - start;
 	t = trace_stop(ino_of(fd));
 	n = pick(&t, "shmem_alloc_folio", a, 8);
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		ok &= num(a[i], "order") == 9 && is(a[i], "path", "fallocate") &&
 		      num(a[i], "index") == i * 512 && num(a[i], "write_end") == 8 * MB;
+		timed &= num(a[i], "alloc_ns") > 0;
+		alloc_ns += num(a[i], "alloc_ns");
+	}
 	check(n == 4 && ok, "fallocate 8M: four order-9 shmem_alloc_folio, path fallocate (%d)", n);
+	/* the kernel's clock is CLOCK_MONOTONIC's: the four fit in the call */
+	check(n == 4 && timed && alloc_ns <= elapsed,
+	      "each has an allocation time, together within the call's (%ld <= %ld ns)",
+	      alloc_ns, elapsed);
 	check(pick(&t, "shmem_alloc_fallback", a, 8) == 0, "and no fallback");
 	free(t.ev);
 	close(fd);
@@ -457,7 +476,7 @@ static void test_swap_events(const char *large)
 	struct trace t;
 	long swapped;
 	bool ok = true;
-	int n;
+	int n, untimed;
 
 	swap_fd = open_new(large, "t-swap");
 	trace_start();
@@ -474,6 +493,12 @@ static void test_swap_events(const char *large)
 	check(n == 0, "no folio was split for swap-out: they went whole (%d splits)", n);
 	n = count(&t, "shmem_alloc_folio", "path", "swapin");
 	check(n > 0, "reading it back swapped folios in (%d)", n);
+	untimed = 0;
+	for (int i = 0; i < t.nr; i++)
+		untimed += !strcmp(t.ev[i].name, "shmem_alloc_folio") &&
+			   is(&t.ev[i], "path", "swapin") && is(&t.ev[i], "alloc_ns", "0");
+	check(untimed == n, "and none carries an allocation time (alloc_ns 0: %d of %d)",
+	      untimed, n);
 	free(t.ev);
 	close(swap_fd);
 }
@@ -518,8 +543,9 @@ static void test_default_mount_events(const char *plain, const char *huge)
 	map[0] = 1;
 	t = trace_stop(ino_of(fd));
 	n = pick(&t, "shmem_alloc_folio", a, 8);
-	check(n == 1 && num(a[0], "order") == 0 && is(a[0], "path", "fault"),
-	      "a fault on a memfd gives one order-0 shmem_alloc_folio, path fault");
+	check(n == 1 && num(a[0], "order") == 0 && is(a[0], "path", "fault") &&
+	      num(a[0], "alloc_ns") > 0,
+	      "a fault on a memfd gives one order-0 shmem_alloc_folio, path fault, timed");
 	munmap(map, PAGE);
 	free(t.ev);
 	close(fd);
@@ -562,7 +588,7 @@ static void test_userfault_events(void)
 	      "UFFDIO_COPY of a page into a shmem mapping");
 	n = pick(&t, "shmem_alloc_folio", a, 8);
 	check(n == 1 && is(a[0], "path", "userfault") && num(a[0], "index") == 0 &&
-	      num(a[0], "order") == 0,
+	      num(a[0], "order") == 0 && num(a[0], "alloc_ns") == 0,
 	      "it fires one shmem_alloc_folio, path userfault (%d, path %s)", n,
 	      n ? field(a[0], "path") : "-");
 	free(t.ev);
