@@ -46104,6 +46104,7 @@ struct trace_event_raw_shmem_alloc_folio {
 	long unsigned int orders;
 	unsigned int order;
 	enum shmem_alloc_path path;
+	u64 alloc_ns;
 	char __data[0];
 };
 
@@ -46164,7 +46165,7 @@ struct trace_event_data_offsets_shmem_zero {};
 
 struct trace_event_data_offsets_shmem_folio_split {};
 
-typedef void (*btf_trace_shmem_alloc_folio)(void *, struct inode *, struct folio *, loff_t, long unsigned int, enum shmem_alloc_path);
+typedef void (*btf_trace_shmem_alloc_folio)(void *, struct inode *, struct folio *, loff_t, long unsigned int, enum shmem_alloc_path, u64);
 
 typedef void (*btf_trace_shmem_alloc_fallback)(void *, struct inode *, long unsigned int, unsigned int, unsigned int, enum shmem_fallback_reason);
 
