@@ -82,11 +82,14 @@ kernel-deb: deps
 kernel-deb-config: deps
 	@scripts/kernel-deb config
 
-# debootstrap Debian 12, dpkg -i the packages of kernel-deb, boot from NVMe
-# and from AHCI with e1000e (scripts/test-install); not yet run with our
-# packages, TEST_INSTALL_KERNEL=debian tests the harness with Debian's kernel
-test-install:
-	scripts/test-install
+# The package for the emulated machine (Debian's config trimmed to the
+# modules in tests/deb/lsmod-qemu), dpkg -i into a debootstrapped Debian 12,
+# booted from NVMe and from AHCI with e1000e (scripts/test-install);
+# TEST_INSTALL_KERNEL=debian tests the harness with Debian's kernel
+test-install: deps tools
+	@[ "$(TEST_INSTALL_KERNEL)" = debian ] || DEB_DIR=$(BUILD)/test-install-debs \
+		LOCALMODCONFIG=1 LSMOD=tests/deb/lsmod-qemu KCONFIG= scripts/kernel-deb build > /dev/null
+	DEB_DIR=$(BUILD)/test-install-debs scripts/test-install
 
 # BPF object, its skeleton, the tools (make tools).  include/vmlinux.h is committed;
 # `make vmlinux-h` regenerates it from the patched kernel's BTF.
