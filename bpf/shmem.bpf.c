@@ -28,8 +28,6 @@ const volatile bool latency;		/* the latency histograms */
 const volatile __u32 rows = SHMEM_ALL_ROWS;	/* row maps to fill */
 const volatile __u32 filter_tgid;	/* 0: every process */
 const volatile bool filter_cgroup;	/* only tasks in cgroup_filter[0] */
-/* shmem_alloc_folio carries alloc_ns (its sixth argument), as the series does */
-const volatile bool alloc_ns_in_event = true;
 
 #define MAX_ERRNO 4095
 
@@ -475,17 +473,12 @@ static __always_inline __u64 clamp_order(__u64 order)
 	return bounded(order, SHMEM_NR_ORDERS);
 }
 
-/*
- * Count a folio allocation of @path (enum shmem_stat_path); @alloc_ns is
- * the event's allocation time (0: not timed by the event).
- */
+/* Count a folio allocation of @path (enum shmem_stat_path). */
 static __always_inline void count_alloc(struct inode *inode, __u32 order,
-					__u32 path, __u64 index,
-					__u64 alloc_ns)
+					__u32 path, __u64 index)
 {
 	struct shmem_totals *t = totals_get();
 	struct thread_ops *ops;
-	__u64 calls;
 	struct rows r;
 
 	if (!t)
@@ -501,19 +494,16 @@ static __always_inline void count_alloc(struct inode *inode, __u32 order,
 	}
 	if (!latency)
 		return;
-	calls = alloc_ns ? 1 : 0;
-	if (alloc_ns)
-		hist_add(SHMEM_HIST_ALLOC, alloc_ns);
 	ops = thread_ops(0);
 	if (ops) {
 		__u32 bits = 0;
 
 		/*
-		 * Without alloc_ns in the event, this event ends the timing
-		 * alloc_enter began: the attempts given up on the way
+		 * On a series without shmem_alloc_time, this event ends the
+		 * timing alloc_enter began: the attempts given up on the way
 		 * included.
 		 */
-		if (!alloc_ns_in_event && !count_in_fexit && ops->alloc_start) {
+		if (!count_in_fexit && ops->alloc_start) {
 			__u64 ns = bpf_ktime_get_ns() - ops->alloc_start;
 
 			ops->alloc_start = 0;
@@ -522,18 +512,16 @@ static __always_inline void count_alloc(struct inode *inode, __u32 order,
 			ops->pending_calls++;
 		}
 		/* the time of this allocation and of the attempts before it */
-		alloc_ns += ops->pending_ns;
-		calls += ops->pending_calls;
+		if (rows && ops->pending_calls) {
+			rows_add(&r, alloc_ns, ops->pending_ns);
+			rows_add(&r, alloc_calls, ops->pending_calls);
+		}
 		ops->pending_ns = 0;
 		ops->pending_calls = 0;
 		for (int op = 0; op < NR_TIMED; op++)
 			if (ops->start[op])
 				bits |= 1 << op;
 		ops->allocated |= bits;
-	}
-	if (rows && calls) {
-		rows_add(&r, alloc_ns, alloc_ns);
-		rows_add(&r, alloc_calls, calls);
 	}
 	if (order) {
 		struct folio_key fk = {
@@ -634,12 +622,9 @@ SEC("tp_btf/shmem_alloc_folio")
 int BPF_PROG(alloc_folio, struct inode *inode, struct folio *folio,
 	     loff_t write_end, unsigned long orders, int path)
 {
-	/* read only where the event has it: the verifier drops it elsewhere */
-	__u64 alloc_ns = latency && alloc_ns_in_event ? ctx[5] : 0;
-
 	if (!skip_task())
 		count_alloc(inode, folio_order(folio), stat_path(path),
-			    folio->index, alloc_ns);
+			    folio->index);
 	return 0;
 }
 
@@ -700,6 +685,27 @@ static __always_inline void count_blocks(struct inode *inode,
 			bpf_map_delete_elem(&born, &fk);
 		}
 	}
+}
+
+/* With latency: the series times each allocation itself. */
+SEC("tp_btf/shmem_alloc_time")
+int BPF_PROG(alloc_time, struct inode *inode, struct folio *folio, __u64 ns)
+{
+	struct shmem_totals *t;
+	struct rows r;
+
+	if (!latency || skip_task())
+		return 0;
+	hist_add(SHMEM_HIST_ALLOC, ns);
+	if (!rows)
+		return 0;
+	t = totals_get();
+	if (!t)
+		return 0;
+	rows_get(inode, t, &r);
+	rows_add(&r, alloc_ns, ns);
+	rows_add(&r, alloc_calls, 1);
+	return 0;
 }
 
 SEC("tp_btf/shmem_block_uptodate")
@@ -773,9 +779,9 @@ int BPF_PROG(folio_split, struct inode *inode, struct folio *folio,
 }
 
 /*
- * Timing (with latency): allocation from the first shmem_alloc_and_add_folio()
- * to the allocation event where the event does not carry alloc_ns (fallback
- * mode: each call, to its return), and
+ * Timing (with latency): on a series without shmem_alloc_time, allocation
+ * from the first shmem_alloc_and_add_folio() to the allocation event
+ * (fallback mode: each call, to its return), and
  * the write, fault and fallocate calls that allocated.  The fallback
  * mode's counting: it infers the
  * path from the call around the allocation, and the fallbacks from
@@ -851,7 +857,7 @@ int BPF_PROG(alloc_exit, struct vm_fault *vmf, gfp_t gfp, struct inode *inode,
 			count_fallback(inode, ops->last_order,
 				       fallback_reason_of(err));
 	} else {
-		count_alloc(inode, folio_order(ret), path_of(ops), index, 0);
+		count_alloc(inode, folio_order(ret), path_of(ops), index);
 	}
 	ops->last_order = 0;
 	return 0;

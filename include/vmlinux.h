@@ -46104,7 +46104,6 @@ struct trace_event_raw_shmem_alloc_folio {
 	long unsigned int orders;
 	unsigned int order;
 	enum shmem_alloc_path path;
-	u64 alloc_ns;
 	char __data[0];
 };
 
@@ -46155,6 +46154,16 @@ struct trace_event_raw_shmem_folio_split {
 	char __data[0];
 };
 
+struct trace_event_raw_shmem_alloc_time {
+	struct trace_entry ent;
+	dev_t dev;
+	long unsigned int ino;
+	long unsigned int index;
+	unsigned int order;
+	u64 ns;
+	char __data[0];
+};
+
 struct trace_event_data_offsets_shmem_alloc_folio {};
 
 struct trace_event_data_offsets_shmem_alloc_fallback {};
@@ -46165,7 +46174,9 @@ struct trace_event_data_offsets_shmem_zero {};
 
 struct trace_event_data_offsets_shmem_folio_split {};
 
-typedef void (*btf_trace_shmem_alloc_folio)(void *, struct inode *, struct folio *, loff_t, long unsigned int, enum shmem_alloc_path, u64);
+struct trace_event_data_offsets_shmem_alloc_time {};
+
+typedef void (*btf_trace_shmem_alloc_folio)(void *, struct inode *, struct folio *, loff_t, long unsigned int, enum shmem_alloc_path);
 
 typedef void (*btf_trace_shmem_alloc_fallback)(void *, struct inode *, long unsigned int, unsigned int, unsigned int, enum shmem_fallback_reason);
 
@@ -46176,6 +46187,8 @@ typedef void (*btf_trace_shmem_block_clear)(void *, struct inode *, struct folio
 typedef void (*btf_trace_shmem_zero)(void *, struct inode *, struct folio *, size_t, size_t, enum shmem_zero_reason);
 
 typedef void (*btf_trace_shmem_folio_split)(void *, struct inode *, struct folio *, unsigned int, unsigned int, enum shmem_split_reason, int);
+
+typedef void (*btf_trace_shmem_alloc_time)(void *, struct inode *, struct folio *, u64);
 
 struct shmem_falloc {
 	wait_queue_head_t *waitq;

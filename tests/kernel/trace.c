@@ -132,6 +132,16 @@ static int pick(const struct trace *t, const char *name, const struct event **ou
 	return n;
 }
 
+/* How many events of t are called name. */
+static int events(const struct trace *t, const char *name)
+{
+	int n = 0;
+
+	for (int i = 0; i < t->nr; i++)
+		n += !strcmp(t->ev[i].name, name);
+	return n;
+}
+
 /* How many events of t called name have key set to value. */
 static int count(const struct trace *t, const char *name, const char *key, const char *value)
 {
@@ -152,9 +162,9 @@ static long monotonic_ns(void)
 
 static void test_fallocate_events(const char *large)
 {
-	int fd = open_new(large, "t-falloc"), n, ok = 1, timed = 1;
+	int fd = open_new(large, "t-falloc"), n, ok = 1;
+	long start, elapsed, ns = 0;
 	const struct event *a[8];
-	long start, elapsed, alloc_ns = 0;
 	struct trace t;
 
 	trace_start();
@@ -164,17 +174,21 @@ static void test_fallocate_events(const char *large)
 	elapsed = monotonic_ns() - start;
 	t = trace_stop(ino_of(fd));
 	n = pick(&t, "shmem_alloc_folio", a, 8);
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < n; i++)
 		ok &= num(a[i], "order") == 9 && is(a[i], "path", "fallocate") &&
 		      num(a[i], "index") == i * 512 && num(a[i], "write_end") == 8 * MB;
-		timed &= num(a[i], "alloc_ns") > 0;
-		alloc_ns += num(a[i], "alloc_ns");
-	}
 	check(n == 4 && ok, "fallocate 8M: four order-9 shmem_alloc_folio, path fallocate (%d)", n);
-	/* the kernel's clock is CLOCK_MONOTONIC's: the four fit in the call */
-	check(n == 4 && timed && alloc_ns <= elapsed,
-	      "each has an allocation time, together within the call's (%ld <= %ld ns)",
-	      alloc_ns, elapsed);
+	n = pick(&t, "shmem_alloc_time", a, 8);
+	ok = 1;
+	for (int i = 0; i < n; i++) {
+		ok &= num(a[i], "order") == 9 && num(a[i], "index") == i * 512 &&
+		      num(a[i], "ns") >= 0;
+		ns += num(a[i], "ns");
+	}
+	/* the kernel's clock is CLOCK_MONOTONIC: the four fit in the call */
+	check(n == 4 && ok && ns <= elapsed,
+	      "and four shmem_alloc_time, their times within the call's (%d, %ld <= %ld ns)",
+	      n, ns, elapsed);
 	check(pick(&t, "shmem_alloc_fallback", a, 8) == 0, "and no fallback");
 	free(t.ev);
 	close(fd);
@@ -476,7 +490,7 @@ static void test_swap_events(const char *large)
 	struct trace t;
 	long swapped;
 	bool ok = true;
-	int n, untimed;
+	int n;
 
 	swap_fd = open_new(large, "t-swap");
 	trace_start();
@@ -493,12 +507,10 @@ static void test_swap_events(const char *large)
 	check(n == 0, "no folio was split for swap-out: they went whole (%d splits)", n);
 	n = count(&t, "shmem_alloc_folio", "path", "swapin");
 	check(n > 0, "reading it back swapped folios in (%d)", n);
-	untimed = 0;
-	for (int i = 0; i < t.nr; i++)
-		untimed += !strcmp(t.ev[i].name, "shmem_alloc_folio") &&
-			   is(&t.ev[i], "path", "swapin") && is(&t.ev[i], "alloc_ns", "0");
-	check(untimed == n, "and none carries an allocation time (alloc_ns 0: %d of %d)",
-	      untimed, n);
+	n = events(&t, "shmem_alloc_folio") - n;
+	check(events(&t, "shmem_alloc_time") == n,
+	      "every other allocation has its shmem_alloc_time (%d of %d)",
+	      events(&t, "shmem_alloc_time"), n);
 	free(t.ev);
 	close(swap_fd);
 }
@@ -543,9 +555,11 @@ static void test_default_mount_events(const char *plain, const char *huge)
 	map[0] = 1;
 	t = trace_stop(ino_of(fd));
 	n = pick(&t, "shmem_alloc_folio", a, 8);
-	check(n == 1 && num(a[0], "order") == 0 && is(a[0], "path", "fault") &&
-	      num(a[0], "alloc_ns") > 0,
-	      "a fault on a memfd gives one order-0 shmem_alloc_folio, path fault, timed");
+	check(n == 1 && num(a[0], "order") == 0 && is(a[0], "path", "fault"),
+	      "a fault on a memfd gives one order-0 shmem_alloc_folio, path fault");
+	n = pick(&t, "shmem_alloc_time", a, 8);
+	check(n == 1 && num(a[0], "index") == 0 && num(a[0], "ns") >= 0,
+	      "and one shmem_alloc_time (%d)", n);
 	munmap(map, PAGE);
 	free(t.ev);
 	close(fd);
@@ -588,9 +602,11 @@ static void test_userfault_events(void)
 	      "UFFDIO_COPY of a page into a shmem mapping");
 	n = pick(&t, "shmem_alloc_folio", a, 8);
 	check(n == 1 && is(a[0], "path", "userfault") && num(a[0], "index") == 0 &&
-	      num(a[0], "order") == 0 && num(a[0], "alloc_ns") == 0,
+	      num(a[0], "order") == 0,
 	      "it fires one shmem_alloc_folio, path userfault (%d, path %s)", n,
 	      n ? field(a[0], "path") : "-");
+	n = pick(&t, "shmem_alloc_time", a, 8);
+	check(n == 0, "and no shmem_alloc_time: it allocates outside shmem_get_folio (%d)", n);
 	free(t.ev);
 	munmap(map, PAGE);
 	munmap(src, PAGE);

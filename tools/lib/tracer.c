@@ -75,7 +75,8 @@ static const struct {
 	{ "zero", TRACEPOINTS, SHMEM_SIG_ZERO, 0 },
 	{ "folio_split", TRACEPOINTS, SHMEM_SIG_SPLITS, 0 },
 	{ "alloc_folio_exit", FALLBACK, 0, SHMEM_SIG_FALLBACKS },
-	/* the allocation event ends the timing, or times it (alloc_ns) */
+	/* the series times allocations; before it, alloc_enter did */
+	{ "alloc_time", LATENCY, SHMEM_SIG_LAT_ALLOC, 0 },
 	{ "alloc_enter", LATENCY, SHMEM_SIG_LAT_ALLOC, 0 },
 	{ "alloc_exit", FALLBACK, 0, SHMEM_SIG_ALLOCS },
 	{ "write_enter", LATENCY | FALLBACK, 0, 0 },
@@ -108,22 +109,6 @@ static bool target_exists(const struct btf *vmlinux, struct bpf_program *prog)
 	return btf__find_by_name_kind(vmlinux, target, BTF_KIND_FUNC) > 0;
 }
 
-/*
- * Does shmem_alloc_folio carry alloc_ns, its sixth argument?  Earlier
- * versions of the series have five; the typedef's prototype has the
- * tracepoint's data pointer first.
- */
-static bool alloc_event_timed(const struct btf *vmlinux)
-{
-	int id = btf__find_by_name_kind(vmlinux, "btf_trace_shmem_alloc_folio",
-					BTF_KIND_TYPEDEF);
-	const struct btf_type *t = id > 0 ? btf__type_by_id(vmlinux, id) : NULL;
-
-	while (t && (btf_is_typedef(t) || btf_is_ptr(t)))
-		t = btf__type_by_id(vmlinux, t->type);
-	return t && btf_is_func_proto(t) && btf_vlen(t) >= 7;
-}
-
 static int prog_index(const char *name)
 {
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
@@ -147,7 +132,7 @@ static int configure(struct shmem_bpf *skel, const struct btf *vmlinux,
 		     struct shmem_info *info, const char *prog_name)
 {
 	bool tracepoints = target_exists(vmlinux, skel->progs.alloc_folio);
-	bool event_timed = tracepoints && alloc_event_timed(vmlinux);
+	bool alloc_timed = target_exists(vmlinux, skel->progs.alloc_time);
 	unsigned int mode = (tracepoints ? TRACEPOINTS : FALLBACK) |
 			    (opts->latency ? LATENCY : 0);
 	struct bpf_program *prog;
@@ -159,7 +144,7 @@ static int configure(struct shmem_bpf *skel, const struct btf *vmlinux,
 		int i = prog_index(bpf_program__name(prog));
 		bool load = i >= 0 && (progs[i].when & mode) &&
 			    target_exists(vmlinux, prog) &&
-			    !(event_timed && prog == skel->progs.alloc_enter);
+			    !(alloc_timed && prog == skel->progs.alloc_enter);
 
 		bpf_program__set_autoload(prog, load);
 		if (!load)
@@ -176,12 +161,9 @@ static int configure(struct shmem_bpf *skel, const struct btf *vmlinux,
 	}
 	if (opts->latency && tracepoints)
 		info->signals |= SHMEM_SIG_LAT_UPTODATE;
-	if (opts->latency && event_timed)
-		info->signals |= SHMEM_SIG_LAT_ALLOC;
 	if (!opts->latency)
 		info->disabled = SHMEM_SIG_LATENCY;
 	skel->rodata->count_in_fexit = !tracepoints;
-	skel->rodata->alloc_ns_in_event = event_timed;
 	skel->rodata->latency = opts->latency;
 	skel->rodata->rows = opts->rows;
 	for (int k = 0; k < SHMEM_NR_ROW_KINDS; k++) {
