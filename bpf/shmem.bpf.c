@@ -413,6 +413,7 @@ static __always_inline void rows_get(struct inode *inode,
 	h->proc = k.proc;
 	h->cgroup = k.cgroup;
 	h->dev = k.dev;
+	h->alloc_folio = 0;
 	name_copy(h->names[SHMEM_ROWS_FILES], r->file);
 	name_copy(h->names[SHMEM_ROWS_PROCS], r->proc);
 	name_copy(h->names[SHMEM_ROWS_CGROUPS], r->cgroup);
@@ -622,9 +623,18 @@ SEC("tp_btf/shmem_alloc_folio")
 int BPF_PROG(alloc_folio, struct inode *inode, struct folio *folio,
 	     loff_t write_end, unsigned long orders, int path)
 {
-	if (!skip_task())
-		count_alloc(inode, folio_order(folio), stat_path(path),
-			    folio->index);
+	__u32 zero = 0;
+	struct shmem_hot *h;
+
+	if (skip_task())
+		return 0;
+	count_alloc(inode, folio_order(folio), stat_path(path), folio->index);
+	/* its rows are the CPU's hot ones now: shmem_alloc_time adds there */
+	if (latency && rows && !count_in_fexit) {
+		h = bpf_map_lookup_elem(&hot, &zero);
+		if (h && h->valid)
+			h->alloc_folio = (unsigned long)folio;
+	}
 	return 0;
 }
 
@@ -687,11 +697,17 @@ static __always_inline void count_blocks(struct inode *inode,
 	}
 }
 
-/* With latency: the series times each allocation itself. */
-SEC("tp_btf/shmem_alloc_time")
+/*
+ * With latency: the series times each allocation itself.  "?": not loaded
+ * unless asked for, so that `bpftool prog loadall ... autoattach` (no
+ * latency) does not enable the event and its clock reads for nothing.
+ */
+SEC("?tp_btf/shmem_alloc_time")
 int BPF_PROG(alloc_time, struct inode *inode, struct folio *folio, __u64 ns)
 {
 	struct shmem_totals *t;
+	struct shmem_hot *h;
+	__u32 zero = 0;
 	struct rows r;
 
 	if (!latency || skip_task())
@@ -699,6 +715,14 @@ int BPF_PROG(alloc_time, struct inode *inode, struct folio *folio, __u64 ns)
 	hist_add(SHMEM_HIST_ALLOC, ns);
 	if (!rows)
 		return 0;
+	/* the common case: right after the folio's allocation event, here */
+	h = bpf_map_lookup_elem(&hot, &zero);
+	if (h && h->valid && h->alloc_folio == (unsigned long)folio) {
+		h->alloc_folio = 0;
+		__sync_fetch_and_add(&h->pending.alloc_ns, ns);
+		__sync_fetch_and_add(&h->pending.alloc_calls, 1);
+		return 0;
+	}
 	t = totals_get();
 	if (!t)
 		return 0;

@@ -96,6 +96,10 @@ static bool target_exists(const struct btf *vmlinux, struct bpf_program *prog)
 	const char *target = strchr(sec, '/');
 	char name[128];
 
+	/* "?SEC": not autoloaded, the same target */
+	if (*sec == '?')
+		sec++;
+
 	/* SEC("raw_tp"): run, not attached */
 	if (!strcmp(sec, "raw_tp"))
 		return true;
