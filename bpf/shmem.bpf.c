@@ -25,6 +25,7 @@ char LICENSE[] SEC("license") = "GPL";
 
 const volatile bool count_in_fexit;	/* fallback mode */
 const volatile bool latency;		/* the latency histograms */
+const volatile bool alloc_timed;	/* alloc_time is attached */
 const volatile __u32 rows = SHMEM_ALL_ROWS;	/* row maps to fill */
 const volatile __u32 filter_tgid;	/* 0: every process */
 const volatile bool filter_cgroup;	/* only tasks in cgroup_filter[0] */
@@ -629,11 +630,16 @@ int BPF_PROG(alloc_folio, struct inode *inode, struct folio *folio,
 	if (skip_task())
 		return 0;
 	count_alloc(inode, folio_order(folio), stat_path(path), folio->index);
-	/* its rows are the CPU's hot ones now: shmem_alloc_time adds there */
-	if (latency && rows && !count_in_fexit) {
+	/*
+	 * Its rows are the CPU's hot ones now: shmem_alloc_time, which
+	 * follows in the same task unless it moved to another CPU, adds there.
+	 */
+	if (latency && rows && alloc_timed) {
 		h = bpf_map_lookup_elem(&hot, &zero);
-		if (h && h->valid)
+		if (h && h->valid) {
 			h->alloc_folio = (unsigned long)folio;
+			h->alloc_task = bpf_get_current_task();
+		}
 	}
 	return 0;
 }
@@ -698,11 +704,12 @@ static __always_inline void count_blocks(struct inode *inode,
 }
 
 /*
- * With latency: the series times each allocation itself.  "?": not loaded
- * unless asked for, so that `bpftool prog loadall ... autoattach` (no
- * latency) does not enable the event and its clock reads for nothing.
+ * With latency: the series times each allocation itself.  Our tools load
+ * this program only with latency, since attaching it makes the kernel read
+ * the clock twice per allocation; under `bpftool prog loadall ...
+ * autoattach`, which attaches every program, it returns at once.
  */
-SEC("?tp_btf/shmem_alloc_time")
+SEC("tp_btf/shmem_alloc_time")
 int BPF_PROG(alloc_time, struct inode *inode, struct folio *folio, __u64 ns)
 {
 	struct shmem_totals *t;
@@ -717,7 +724,8 @@ int BPF_PROG(alloc_time, struct inode *inode, struct folio *folio, __u64 ns)
 		return 0;
 	/* the common case: right after the folio's allocation event, here */
 	h = bpf_map_lookup_elem(&hot, &zero);
-	if (h && h->valid && h->alloc_folio == (unsigned long)folio) {
+	if (h && h->valid && h->alloc_folio == (unsigned long)folio &&
+	    h->alloc_task == bpf_get_current_task()) {
 		h->alloc_folio = 0;
 		__sync_fetch_and_add(&h->pending.alloc_ns, ns);
 		__sync_fetch_and_add(&h->pending.alloc_calls, 1);

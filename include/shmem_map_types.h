@@ -188,9 +188,9 @@ struct shmem_hot {
 	struct shmem_file_key file;
 	struct shmem_proc_key proc;
 	__u64 cgroup;
-	__u64 alloc_folio;	/* the folio of the last allocation event, if
-				 * these keys are its rows: shmem_alloc_time
-				 * follows it */
+	__u64 alloc_folio;	/* the folio and task of the last allocation */
+	__u64 alloc_task;	/* event, if these keys are its rows:
+				 * shmem_alloc_time follows it */
 	char names[SHMEM_NR_ROW_KINDS][SHMEM_NAME_LEN];	/* to insert a row again */
 	struct shmem_row pending;	/* counters only */
 };

@@ -96,10 +96,6 @@ static bool target_exists(const struct btf *vmlinux, struct bpf_program *prog)
 	const char *target = strchr(sec, '/');
 	char name[128];
 
-	/* "?SEC": not autoloaded, the same target */
-	if (*sec == '?')
-		sec++;
-
 	/* SEC("raw_tp"): run, not attached */
 	if (!strcmp(sec, "raw_tp"))
 		return true;
@@ -169,6 +165,7 @@ static int configure(struct shmem_bpf *skel, const struct btf *vmlinux,
 		info->disabled = SHMEM_SIG_LATENCY;
 	skel->rodata->count_in_fexit = !tracepoints;
 	skel->rodata->latency = opts->latency;
+	skel->rodata->alloc_timed = alloc_timed;
 	skel->rodata->rows = opts->rows;
 	for (int k = 0; k < SHMEM_NR_ROW_KINDS; k++) {
 		struct bpf_map *map = bpf_object__find_map_by_name(skel->obj,
