@@ -46157,9 +46157,9 @@ struct trace_event_raw_shmem_folio_split {
 struct trace_event_raw_shmem_alloc_time {
 	struct trace_entry ent;
 	dev_t dev;
+	unsigned int order;
 	long unsigned int ino;
 	long unsigned int index;
-	unsigned int order;
 	u64 ns;
 	char __data[0];
 };
