@@ -32,6 +32,7 @@ help:
 	@echo "make vmlinux-h   regenerate include/vmlinux.h from the patched kernel"
 	@echo "make kernel-deb  Debian packages of the patched kernel for real machines, in build/debs"
 	@echo "make kernel-deb-config  only configure them (Debian's config + what the series needs)"
+	@echo "make test-install  such a package installed into a debootstrapped Debian 12, booted from NVMe and AHCI"
 	@echo "make check-series  every patch applies, is checkpatch-clean, builds alone"
 
 deps:
