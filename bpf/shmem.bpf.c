@@ -24,7 +24,8 @@
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile bool count_in_fexit;	/* fallback mode */
-const volatile bool latency;		/* the latency histograms */
+const volatile bool latency;		/* allocation and uptodate histograms */
+const volatile bool call_latency;	/* write, fault, fallocate histograms */
 const volatile bool alloc_timed;	/* alloc_time is attached */
 const volatile __u32 rows = SHMEM_ALL_ROWS;	/* row maps to fill */
 const volatile __u32 filter_tgid;	/* 0: every process */
@@ -115,9 +116,9 @@ struct {
 
 /*
  * Per thread, for the timing programs and the fallback mode: the shmem
- * operations it is in, and the allocation time not yet attributed to a
- * row.  Task storage, so the hot path neither inserts nor deletes map
- * entries.
+ * calls it is in, and (without shmem_alloc_time) the allocation time not
+ * yet attributed to a row.  Task storage, so the hot path neither inserts
+ * nor deletes map entries.
  */
 enum timed_op { TIMED_WRITE, TIMED_FAULT, TIMED_FALLOC, NR_TIMED };
 
@@ -126,9 +127,7 @@ struct thread_ops {
 	__u64 alloc_start;
 	__u64 pending_ns;	/* allocation time since the last count */
 	__u32 pending_calls;
-	__u32 allocated;	/* bit per op: it allocated a folio */
 	__u32 last_order;	/* fallback mode: order of the last folio allocated */
-	__u32 pad;
 };
 
 struct {
@@ -258,11 +257,14 @@ static __always_inline bool keys_equal(const struct shmem_hot *h,
 
 /*
  * The rows an event counts in: @hot alone when they are those of the last
- * event on this CPU, else each row kept (NULL for those not kept).
+ * event on this CPU, else each row kept (NULL for those not kept).  @slot
+ * is the CPU's cache, whose keys are this event's rows from now on (NULL
+ * in the fallback mode).
  */
 struct rows {
 	struct shmem_row *hot;
 	struct shmem_row *file, *proc, *cgroup, *fs;
+	struct shmem_hot *slot;
 };
 
 /* Look the rows of @k up, inserting and naming the new ones. */
@@ -390,6 +392,7 @@ static __always_inline void rows_get(struct inode *inode,
 	}
 	if (h && h->valid && keys_equal(h, &k)) {
 		/* the common case: the rows of the last event here */
+		r->slot = h;
 		r->hot = &h->pending;
 		if (++h->events < SHMEM_HOT_FLUSH)
 			return;
@@ -422,6 +425,7 @@ static __always_inline void rows_get(struct inode *inode,
 	h->valid = 1;
 	barrier();
 	h->busy = 0;
+	r->slot = h;
 }
 
 /*
@@ -475,18 +479,18 @@ static __always_inline __u64 clamp_order(__u64 order)
 	return bounded(order, SHMEM_NR_ORDERS);
 }
 
-/* Count a folio allocation of @path (enum shmem_stat_path). */
-static __always_inline void count_alloc(struct inode *inode, __u32 order,
-					__u32 path, __u64 index)
+/* Count the allocation of @folio on @path (enum shmem_stat_path). */
+static __always_inline void count_alloc(struct inode *inode,
+					struct folio *folio, __u32 path)
 {
 	struct shmem_totals *t = totals_get();
+	__u32 order = clamp_order(folio_order(folio));
 	struct thread_ops *ops;
 	struct rows r;
 
 	if (!t)
 		return;
 	/* SHMEM_STAT_PATH_OTHER is the last path */
-	order = clamp_order(order);
 	path = bounded(path, SHMEM_STAT_NR_PATHS);
 	t->allocs[order][path]++;
 	if (rows) {
@@ -496,45 +500,50 @@ static __always_inline void count_alloc(struct inode *inode, __u32 order,
 	}
 	if (!latency)
 		return;
-	ops = thread_ops(0);
-	if (ops) {
-		__u32 bits = 0;
-
-		/*
-		 * On a series without shmem_alloc_time, this event ends the
-		 * timing alloc_enter began: the attempts given up on the way
-		 * included.
-		 */
-		if (!count_in_fexit && ops->alloc_start) {
-			__u64 ns = bpf_ktime_get_ns() - ops->alloc_start;
-
-			ops->alloc_start = 0;
-			hist_add(SHMEM_HIST_ALLOC, ns);
-			ops->pending_ns += ns;
-			ops->pending_calls++;
-		}
-		/* the time of this allocation and of the attempts before it */
-		if (rows && ops->pending_calls) {
-			rows_add(&r, alloc_ns, ops->pending_ns);
-			rows_add(&r, alloc_calls, ops->pending_calls);
-		}
-		ops->pending_ns = 0;
-		ops->pending_calls = 0;
-		for (int op = 0; op < NR_TIMED; op++)
-			if (ops->start[op])
-				bits |= 1 << op;
-		ops->allocated |= bits;
-	}
 	if (order) {
 		struct folio_key fk = {
 			.dev = inode->i_sb->s_dev,
 			.ino = inode->i_ino,
-			.index = index,
+			.index = folio->index,
 		};
 		__u64 now = bpf_ktime_get_ns();
 
 		bpf_map_update_elem(&born, &fk, &now, BPF_ANY);
 	}
+	if (alloc_timed) {
+		/*
+		 * Its rows are the CPU's hot ones now: shmem_alloc_time,
+		 * which follows in the same task unless it moved to another
+		 * CPU, adds there.
+		 */
+		if (rows && r.slot) {
+			r.slot->alloc_folio = (unsigned long)folio;
+			r.slot->alloc_task = bpf_get_current_task();
+		}
+		return;
+	}
+	ops = thread_ops(0);
+	if (!ops)
+		return;
+	/*
+	 * On a series without shmem_alloc_time, this event ends the timing
+	 * alloc_enter began: the attempts given up on the way included.
+	 */
+	if (!count_in_fexit && ops->alloc_start) {
+		__u64 ns = bpf_ktime_get_ns() - ops->alloc_start;
+
+		ops->alloc_start = 0;
+		hist_add(SHMEM_HIST_ALLOC, ns);
+		ops->pending_ns += ns;
+		ops->pending_calls++;
+	}
+	/* the time of this allocation and of the attempts before it */
+	if (rows && ops->pending_calls) {
+		rows_add(&r, alloc_ns, ops->pending_ns);
+		rows_add(&r, alloc_calls, ops->pending_calls);
+	}
+	ops->pending_ns = 0;
+	ops->pending_calls = 0;
 }
 
 static void count_fallback(struct inode *inode, __u32 order, __u32 reason)
@@ -624,23 +633,8 @@ SEC("tp_btf/shmem_alloc_folio")
 int BPF_PROG(alloc_folio, struct inode *inode, struct folio *folio,
 	     loff_t write_end, unsigned long orders, int path)
 {
-	__u32 zero = 0;
-	struct shmem_hot *h;
-
-	if (skip_task())
-		return 0;
-	count_alloc(inode, folio_order(folio), stat_path(path), folio->index);
-	/*
-	 * Its rows are the CPU's hot ones now: shmem_alloc_time, which
-	 * follows in the same task unless it moved to another CPU, adds there.
-	 */
-	if (latency && rows && alloc_timed) {
-		h = bpf_map_lookup_elem(&hot, &zero);
-		if (h && h->valid) {
-			h->alloc_folio = (unsigned long)folio;
-			h->alloc_task = bpf_get_current_task();
-		}
-	}
+	if (!skip_task())
+		count_alloc(inode, folio, stat_path(path));
 	return 0;
 }
 
@@ -811,13 +805,12 @@ int BPF_PROG(folio_split, struct inode *inode, struct folio *folio,
 }
 
 /*
- * Timing (with latency): on a series without shmem_alloc_time, allocation
+ * Timing: with latency on a series without shmem_alloc_time, allocation
  * from the first shmem_alloc_and_add_folio() to the allocation event
- * (fallback mode: each call, to its return), and
- * the write, fault and fallocate calls that allocated.  The fallback
- * mode's counting: it infers the
- * path from the call around the allocation, and the fallbacks from
- * shmem_alloc_folio() returning nothing and from the errors of
+ * (fallback mode: each call, to its return); with call_latency, every
+ * write, fault and fallocate call.  The fallback mode's counting: it
+ * infers the path from the call around the allocation, and the fallbacks
+ * from shmem_alloc_folio() returning nothing and from the errors of
  * shmem_alloc_and_add_folio() after a large folio was allocated.
  */
 
@@ -889,7 +882,7 @@ int BPF_PROG(alloc_exit, struct vm_fault *vmf, gfp_t gfp, struct inode *inode,
 			count_fallback(inode, ops->last_order,
 				       fallback_reason_of(err));
 	} else {
-		count_alloc(inode, folio_order(ret), path_of(ops), index);
+		count_alloc(inode, ret, path_of(ops));
 	}
 	ops->last_order = 0;
 	return 0;
@@ -918,13 +911,11 @@ static __always_inline int op_enter(enum timed_op op)
 {
 	struct thread_ops *ops;
 
-	if ((!latency && !count_in_fexit) || skip_task())
+	if ((!call_latency && !count_in_fexit) || skip_task())
 		return 0;
 	ops = thread_ops(BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (ops) {
+	if (ops)
 		ops->start[op] = bpf_ktime_get_ns();
-		ops->allocated &= ~(1U << op);
-	}
 	return 0;
 }
 
@@ -932,7 +923,7 @@ static __always_inline int op_exit(enum timed_op op, __u32 hist)
 {
 	struct thread_ops *ops;
 
-	if (!latency && !count_in_fexit)
+	if (!call_latency && !count_in_fexit)
 		return 0;
 	ops = thread_ops(0);
 	if (!ops)
@@ -942,7 +933,7 @@ static __always_inline int op_exit(enum timed_op op, __u32 hist)
 		ops->alloc_start = 0;
 	if (!ops->start[op])
 		return 0;
-	if (latency && (ops->allocated & (1U << op)))
+	if (call_latency)
 		hist_add(hist, bpf_ktime_get_ns() - ops->start[op]);
 	ops->start[op] = 0;
 	return 0;

@@ -104,10 +104,10 @@ enum shmem_stat_zero {
 
 /* Latency histograms, in nanoseconds. */
 enum shmem_stat_hist {
-	SHMEM_HIST_ALLOC,	/* shmem_alloc_and_add_folio() */
-	SHMEM_HIST_WRITE,	/* write(2) calls that allocated */
-	SHMEM_HIST_FAULT,	/* page faults that allocated */
-	SHMEM_HIST_FALLOC,	/* fallocate(2) calls that allocated */
+	SHMEM_HIST_ALLOC,	/* a folio's allocation, attempts included */
+	SHMEM_HIST_WRITE,	/* shmem write(2) calls */
+	SHMEM_HIST_FAULT,	/* shmem page faults */
+	SHMEM_HIST_FALLOC,	/* fallocate(2) calls on shmem */
 	SHMEM_HIST_UPTODATE,	/* large folio allocated -> fully uptodate */
 	SHMEM_NR_HISTS,
 };
@@ -129,9 +129,11 @@ enum shmem_signal {
 	SHMEM_NR_SIGNALS	= 12,
 };
 
-#define SHMEM_SIG_LATENCY (SHMEM_SIG_LAT_ALLOC | SHMEM_SIG_LAT_WRITE | \
-			   SHMEM_SIG_LAT_FAULT | SHMEM_SIG_LAT_FALLOC | \
-			   SHMEM_SIG_LAT_UPTODATE)
+/* Folio latencies (--latency) and call latencies (--call-latency) */
+#define SHMEM_SIG_LAT_FOLIOS (SHMEM_SIG_LAT_ALLOC | SHMEM_SIG_LAT_UPTODATE)
+#define SHMEM_SIG_LAT_CALLS (SHMEM_SIG_LAT_WRITE | SHMEM_SIG_LAT_FAULT | \
+			     SHMEM_SIG_LAT_FALLOC)
+#define SHMEM_SIG_LATENCY (SHMEM_SIG_LAT_FOLIOS | SHMEM_SIG_LAT_CALLS)
 
 /* The per-entity row maps; bits of info.rows and of the rows switch. */
 enum shmem_row_kind {

@@ -31,6 +31,7 @@ static struct {
 	const char *address;
 	long port;
 	long top_files;
+	bool filesystems;
 	long timeout;
 	long request_time;
 	long per_client;
@@ -50,12 +51,16 @@ static const char doc[] =
 "EXAMPLES:\n"
 "    shmem-exporter                      # 127.0.0.1:9743, loads its own programs\n"
 "    shmem-exporter --pinned /sys/fs/bpf/shmem   # beside shmemtrace\n"
-"    shmem-exporter -a 0.0.0.0 -f 20     # all addresses, the 20 busiest files\n";
+"    shmem-exporter -a 0.0.0.0 -f 20     # all addresses, the 20 busiest files\n"
+"    shmem-exporter -F --latency         # per file system, with allocation times\n";
 
 static const struct argp_option options[] = {
 	{ "address", 'a', "ADDR", 0, "IPv4 address to listen on (default 127.0.0.1)", 0 },
 	{ "port", 'P', "PORT", 0, "TCP port (default 9743)", 0 },
 	{ "files", 'f', "N", 0, "Per-file series for the N busiest files (default 0)", 0 },
+	{ "filesystems", 'F', NULL, 0,
+	  "Per-file-system series (a row per file system: about 100 "
+	  "instructions more per event)", 0 },
 	{ "timeout", 't', "SECONDS", 0, "Drop a client idle this long (default 10)", 0 },
 	{ "request-time", 'R', "SECONDS", 0,
 	  "Drop a client whose request, and its answer, take longer (default 30)", 0 },
@@ -91,6 +96,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'f':
 		if (shmem_parse_long(arg, 0, 10000, &env.top_files))
 			return shmem_arg_error(state, "invalid number of files: %s", arg);
+		break;
+	case 'F':
+		env.filesystems = true;
 		break;
 	case 't':
 		if (shmem_parse_long(arg, 1, 3600, &env.timeout))
@@ -330,8 +338,8 @@ int main(int argc, char **argv)
 
 	if (shmem_parse_args(&argp, argc, argv))
 		return 1;
-	/* per file system always (few rows); per file only for -f */
-	shmem_args.tracer.rows = 1U << SHMEM_ROWS_FSES |
+	/* counting only, unless rows are asked for */
+	shmem_args.tracer.rows = (env.filesystems ? 1U << SHMEM_ROWS_FSES : 0) |
 				 (env.top_files ? 1U << SHMEM_ROWS_FILES : 0);
 	errno = 0;
 	pw = getpwnam(env.user);

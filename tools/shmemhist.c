@@ -263,9 +263,9 @@ static void print_latency(const struct shmem_snapshot *d)
 		const char *title;
 	} hists[] = {
 		{ SHMEM_HIST_ALLOC, SHMEM_SIG_LAT_ALLOC, "shmem folio allocation" },
-		{ SHMEM_HIST_WRITE, SHMEM_SIG_LAT_WRITE, "write(2) calls that allocated" },
-		{ SHMEM_HIST_FAULT, SHMEM_SIG_LAT_FAULT, "page faults that allocated" },
-		{ SHMEM_HIST_FALLOC, SHMEM_SIG_LAT_FALLOC, "fallocate(2) calls that allocated" },
+		{ SHMEM_HIST_WRITE, SHMEM_SIG_LAT_WRITE, "write(2) calls" },
+		{ SHMEM_HIST_FAULT, SHMEM_SIG_LAT_FAULT, "page faults" },
+		{ SHMEM_HIST_FALLOC, SHMEM_SIG_LAT_FALLOC, "fallocate(2) calls" },
 		{ SHMEM_HIST_UPTODATE, SHMEM_SIG_LAT_UPTODATE,
 		  "large folio: allocated -> fully uptodate" },
 	};
@@ -273,7 +273,9 @@ static void print_latency(const struct shmem_snapshot *d)
 	for (size_t i = 0; i < sizeof(hists) / sizeof(hists[0]); i++) {
 		printf("\nLatency, %s:\n", hists[i].title);
 		if (d->info.disabled & hists[i].signal)
-			printf("     (not traced: --latency turns it on)\n");
+			printf("     (not traced: %s turns it on)\n",
+			       hists[i].signal & SHMEM_SIG_LAT_CALLS ?
+			       "--call-latency" : "--latency");
 		else if (!has(d, hists[i].signal))
 			printf("     (not observable on this kernel)\n");
 		else

@@ -57,7 +57,10 @@ static const struct argp_option loader_options[] = {
 	{ "pid", 'p', "PID", 0, "Trace this process only", 0 },
 	{ "cgroup", 'c', "PATH", 0, "Trace this cgroup (v2 directory) only", 0 },
 	{ "latency", 'l', NULL, 0,
-	  "Latency histograms too (fentry/fexit pairs: several times the cost)", 0 },
+	  "Folio allocation and allocated-to-uptodate time histograms too", 0 },
+	{ "call-latency", 'L', NULL, 0,
+	  "And write, fault and fallocate call time histograms (fentry/fexit "
+	  "pairs on every call: several times the cost of counting)", 0 },
 	{ "entries", 'E', "N", 0,
 	  "Rows each per-file, -process, -cgroup and -file-system map holds "
 	  "(default 10240, 4096, 1024, 256); a full map drops its least "
@@ -89,6 +92,11 @@ static error_t parse_shared(int key, char *arg, struct argp_state *state)
 	case 'l':
 		t->latency = true;
 		break;
+	case 'L':
+		/* everything: call times beside the folio ones */
+		t->latency = true;
+		t->call_latency = true;
+		break;
 	case 'E':
 		if (shmem_parse_long(arg, 1, 1 << 24, &entries))
 			return shmem_arg_error(state, "invalid number of entries: %s", arg);
@@ -103,7 +111,7 @@ static error_t parse_shared(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_END:
 		if (shmem_args.pinned && (t->pid || t->cgroup || t->latency ||
 					  t->entries))
-			return shmem_arg_error(state, "--pid, --cgroup, --latency and --entries apply when loading; shmemtrace takes them");
+			return shmem_arg_error(state, "--pid, --cgroup, --latency, --call-latency and --entries apply when loading; shmemtrace takes them");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

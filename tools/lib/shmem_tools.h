@@ -254,7 +254,8 @@ struct shmem_tracer {
 struct shmem_tracer_opts {
 	pid_t pid;		/* 0: every process */
 	const char *cgroup;	/* cgroup v2 directory, or NULL */
-	bool latency;		/* the latency histograms (fentry/fexit pairs) */
+	bool latency;		/* allocation and allocated-to-uptodate times */
+	bool call_latency;	/* write, fault, fallocate times (fentry/fexit) */
 	__u32 rows;		/* row maps to keep: bits of enum shmem_row_kind */
 	__u32 entries;		/* entries of each row map; 0: the defaults */
 	bool verbose;		/* libbpf's messages */

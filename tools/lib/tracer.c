@@ -55,16 +55,16 @@ static bool has_cap(int cap)
 
 /*
  * The programs: which mode loads them, and the signals they give.  The
- * timing pairs load with --latency; the fallback mode needs the alloc and
- * operation pairs to count and infer paths, and shmem_alloc_folio() for
- * the fallbacks.
+ * allocation timing loads with --latency, the call pairs with
+ * --call-latency; the fallback mode needs the alloc and call pairs to
+ * count and infer paths, and shmem_alloc_folio() for the fallbacks.
  */
-enum { TRACEPOINTS = 1, FALLBACK = 2, LATENCY = 4 };
+enum { TRACEPOINTS = 1, FALLBACK = 2, LATENCY = 4, CALLS = 8 };
 
 static const struct {
 	const char *prog;
 	unsigned int when;
-	__u32 signals;		/* tracepoint mode, or with latency */
+	__u32 signals;		/* tracepoint mode, or timing asked for */
 	__u32 fallback_signals;	/* fallback mode */
 } progs[] = {
 	{ "alloc_folio", TRACEPOINTS, SHMEM_SIG_ALLOCS | SHMEM_SIG_PATHS, 0 },
@@ -79,12 +79,12 @@ static const struct {
 	{ "alloc_time", LATENCY, SHMEM_SIG_LAT_ALLOC, 0 },
 	{ "alloc_enter", LATENCY, SHMEM_SIG_LAT_ALLOC, 0 },
 	{ "alloc_exit", FALLBACK, 0, SHMEM_SIG_ALLOCS },
-	{ "write_enter", LATENCY | FALLBACK, 0, 0 },
-	{ "write_exit", LATENCY | FALLBACK, SHMEM_SIG_LAT_WRITE, 0 },
-	{ "fault_enter", LATENCY | FALLBACK, 0, 0 },
-	{ "fault_exit", LATENCY | FALLBACK, SHMEM_SIG_LAT_FAULT, 0 },
-	{ "falloc_enter", LATENCY | FALLBACK, 0, 0 },
-	{ "falloc_exit", LATENCY | FALLBACK, SHMEM_SIG_LAT_FALLOC, 0 },
+	{ "write_enter", CALLS | FALLBACK, 0, 0 },
+	{ "write_exit", CALLS | FALLBACK, SHMEM_SIG_LAT_WRITE, 0 },
+	{ "fault_enter", CALLS | FALLBACK, 0, 0 },
+	{ "fault_exit", CALLS | FALLBACK, SHMEM_SIG_LAT_FAULT, 0 },
+	{ "falloc_enter", CALLS | FALLBACK, 0, 0 },
+	{ "falloc_exit", CALLS | FALLBACK, SHMEM_SIG_LAT_FALLOC, 0 },
 	/* not attached: readers run it (shmem_maps_drain) */
 	{ "drain", TRACEPOINTS | FALLBACK, 0, 0 },
 };
@@ -133,8 +133,9 @@ static int configure(struct shmem_bpf *skel, const struct btf *vmlinux,
 {
 	bool tracepoints = target_exists(vmlinux, skel->progs.alloc_folio);
 	bool alloc_timed = target_exists(vmlinux, skel->progs.alloc_time);
-	unsigned int mode = (tracepoints ? TRACEPOINTS : FALLBACK) |
-			    (opts->latency ? LATENCY : 0);
+	unsigned int timing = (opts->latency ? LATENCY : 0) |
+			      (opts->call_latency ? CALLS : 0);
+	unsigned int mode = (tracepoints ? TRACEPOINTS : FALLBACK) | timing;
 	struct bpf_program *prog;
 
 	info->tracepoints = tracepoints;
@@ -149,7 +150,7 @@ static int configure(struct shmem_bpf *skel, const struct btf *vmlinux,
 		bpf_program__set_autoload(prog, load);
 		if (!load)
 			continue;
-		if (tracepoints || (progs[i].when & LATENCY & mode))
+		if (tracepoints || (progs[i].when & timing))
 			info->signals |= progs[i].signals;
 		if (!tracepoints)
 			info->signals |= progs[i].fallback_signals;
@@ -161,10 +162,11 @@ static int configure(struct shmem_bpf *skel, const struct btf *vmlinux,
 	}
 	if (opts->latency && tracepoints)
 		info->signals |= SHMEM_SIG_LAT_UPTODATE;
-	if (!opts->latency)
-		info->disabled = SHMEM_SIG_LATENCY;
+	info->disabled = (opts->latency ? 0 : SHMEM_SIG_LAT_FOLIOS) |
+			 (opts->call_latency ? 0 : SHMEM_SIG_LAT_CALLS);
 	skel->rodata->count_in_fexit = !tracepoints;
 	skel->rodata->latency = opts->latency;
+	skel->rodata->call_latency = opts->call_latency;
 	skel->rodata->alloc_timed = alloc_timed;
 	skel->rodata->rows = opts->rows;
 	for (int k = 0; k < SHMEM_NR_ROW_KINDS; k++) {
