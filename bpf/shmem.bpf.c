@@ -921,15 +921,17 @@ static __always_inline int op_enter(enum timed_op op)
 
 static __always_inline int op_exit(enum timed_op op, __u32 hist)
 {
+	/* a series without shmem_alloc_time: see alloc_enter */
+	bool alloc_timing = latency && !alloc_timed && !count_in_fexit;
 	struct thread_ops *ops;
 
-	if (!call_latency && !count_in_fexit)
+	if (!call_latency && !count_in_fexit && !alloc_timing)
 		return 0;
 	ops = thread_ops(0);
 	if (!ops)
 		return 0;
 	/* an attempt that never got its folio: it times nothing later */
-	if (!count_in_fexit)
+	if (alloc_timing)
 		ops->alloc_start = 0;
 	if (!ops->start[op])
 		return 0;

@@ -125,7 +125,7 @@ static const unsigned int default_entries[SHMEM_NR_ROW_KINDS] = {
 /*
  * Choose the programs this kernel can run and what they do: the trace
  * events when the series is there, else the fallback mode's counting;
- * the timing pairs only with latency; size the maps.
+ * the timing programs only with latency; size the maps.
  */
 static int configure(struct shmem_bpf *skel, const struct btf *vmlinux,
 		     const struct shmem_tracer_opts *opts,
@@ -138,8 +138,16 @@ static int configure(struct shmem_bpf *skel, const struct btf *vmlinux,
 	unsigned int mode = (tracepoints ? TRACEPOINTS : FALLBACK) | timing;
 	struct bpf_program *prog;
 
+	/*
+	 * A series without shmem_alloc_time times allocations from
+	 * alloc_enter; the call pairs end a timing whose attempt got no folio.
+	 */
+	if (opts->latency && tracepoints && !alloc_timed)
+		mode |= CALLS;
 	info->tracepoints = tracepoints;
 	info->signals = 0;
+	info->disabled = (opts->latency ? 0 : SHMEM_SIG_LAT_FOLIOS) |
+			 (opts->call_latency ? 0 : SHMEM_SIG_LAT_CALLS);
 	info->rows = opts->rows;
 	bpf_object__for_each_program(prog, skel->obj) {
 		int i = prog_index(bpf_program__name(prog));
@@ -151,7 +159,7 @@ static int configure(struct shmem_bpf *skel, const struct btf *vmlinux,
 		if (!load)
 			continue;
 		if (tracepoints || (progs[i].when & timing))
-			info->signals |= progs[i].signals;
+			info->signals |= progs[i].signals & ~info->disabled;
 		if (!tracepoints)
 			info->signals |= progs[i].fallback_signals;
 	}
@@ -162,8 +170,6 @@ static int configure(struct shmem_bpf *skel, const struct btf *vmlinux,
 	}
 	if (opts->latency && tracepoints)
 		info->signals |= SHMEM_SIG_LAT_UPTODATE;
-	info->disabled = (opts->latency ? 0 : SHMEM_SIG_LAT_FOLIOS) |
-			 (opts->call_latency ? 0 : SHMEM_SIG_LAT_CALLS);
 	skel->rodata->count_in_fexit = !tracepoints;
 	skel->rodata->latency = opts->latency;
 	skel->rodata->call_latency = opts->call_latency;
