@@ -497,6 +497,15 @@ static __always_inline void count_alloc(struct inode *inode,
 		rows_get(inode, t, &r);
 		order = clamp_order(order);
 		rows_add(&r, allocs[order], 1);
+		/*
+		 * Its rows are the CPU's hot ones now: shmem_alloc_time,
+		 * which follows in the same task unless it moved to another
+		 * CPU, adds there.
+		 */
+		if (latency && alloc_timed && r.slot) {
+			r.slot->alloc_folio = (unsigned long)folio;
+			r.slot->alloc_task = bpf_get_current_task();
+		}
 	}
 	if (!latency)
 		return;
@@ -510,33 +519,12 @@ static __always_inline void count_alloc(struct inode *inode,
 
 		bpf_map_update_elem(&born, &fk, &now, BPF_ANY);
 	}
-	if (alloc_timed) {
-		/*
-		 * Its rows are the CPU's hot ones now: shmem_alloc_time,
-		 * which follows in the same task unless it moved to another
-		 * CPU, adds there.
-		 */
-		if (rows && r.slot) {
-			r.slot->alloc_folio = (unsigned long)folio;
-			r.slot->alloc_task = bpf_get_current_task();
-		}
+	/* the events: shmem_alloc_time gives the time, if the series has it */
+	if (!count_in_fexit)
 		return;
-	}
 	ops = thread_ops(0);
 	if (!ops)
 		return;
-	/*
-	 * On a series without shmem_alloc_time, this event ends the timing
-	 * alloc_enter began: the attempts given up on the way included.
-	 */
-	if (!count_in_fexit && ops->alloc_start) {
-		__u64 ns = bpf_ktime_get_ns() - ops->alloc_start;
-
-		ops->alloc_start = 0;
-		hist_add(SHMEM_HIST_ALLOC, ns);
-		ops->pending_ns += ns;
-		ops->pending_calls++;
-	}
 	/* the time of this allocation and of the attempts before it */
 	if (rows && ops->pending_calls) {
 		rows_add(&r, alloc_ns, ops->pending_ns);
@@ -805,13 +793,13 @@ int BPF_PROG(folio_split, struct inode *inode, struct folio *folio,
 }
 
 /*
- * Timing: with latency on a series without shmem_alloc_time, allocation
- * from the first shmem_alloc_and_add_folio() to the allocation event
- * (fallback mode: each call, to its return); with call_latency, every
- * write, fault and fallocate call.  The fallback mode's counting: it
- * infers the path from the call around the allocation, and the fallbacks
- * from shmem_alloc_folio() returning nothing and from the errors of
- * shmem_alloc_and_add_folio() after a large folio was allocated.
+ * The fallback mode (a kernel without the series' events): with latency,
+ * each shmem_alloc_and_add_folio() call from entry to return; it counts
+ * allocations there, infers the path from the call around them, and the
+ * fallbacks from shmem_alloc_folio() returning nothing and from the
+ * errors of shmem_alloc_and_add_folio() after a large folio was
+ * allocated.  With call_latency, in either mode, every write, fault and
+ * fallocate call.
  */
 
 SEC("fentry/shmem_alloc_and_add_folio")
@@ -822,8 +810,7 @@ int BPF_PROG(alloc_enter)
 	if (!latency || skip_task())
 		return 0;
 	ops = thread_ops(BPF_LOCAL_STORAGE_GET_F_CREATE);
-	/* with the events, from the first attempt to the allocation event */
-	if (ops && (count_in_fexit || !ops->alloc_start))
+	if (ops)
 		ops->alloc_start = bpf_ktime_get_ns();
 	return 0;
 }
@@ -860,9 +847,9 @@ int BPF_PROG(alloc_exit, struct vm_fault *vmf, gfp_t gfp, struct inode *inode,
 	struct thread_ops *ops;
 	long err = (long)ret;
 
-	if ((!latency && !count_in_fexit) || skip_task())
+	if (!count_in_fexit || skip_task())
 		return 0;
-	ops = thread_ops(count_in_fexit ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	ops = thread_ops(BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!ops)
 		return 0;
 	if (latency && ops->alloc_start) {
@@ -870,12 +857,10 @@ int BPF_PROG(alloc_exit, struct vm_fault *vmf, gfp_t gfp, struct inode *inode,
 
 		ops->alloc_start = 0;
 		hist_add(SHMEM_HIST_ALLOC, ns);
-		/* the allocation event, or the fallback mode below, attributes it */
+		/* count_alloc() below, or the next one, attributes it */
 		ops->pending_ns += ns;
 		ops->pending_calls++;
 	}
-	if (!count_in_fexit)
-		return 0;
 	if (err < 0 && err >= -MAX_ERRNO) {
 		/* a large folio was allocated, then given up */
 		if (orders && ops->last_order)
@@ -921,18 +906,13 @@ static __always_inline int op_enter(enum timed_op op)
 
 static __always_inline int op_exit(enum timed_op op, __u32 hist)
 {
-	/* a series without shmem_alloc_time: see alloc_enter */
-	bool alloc_timing = latency && !alloc_timed && !count_in_fexit;
 	struct thread_ops *ops;
 
-	if (!call_latency && !count_in_fexit && !alloc_timing)
+	if (!call_latency && !count_in_fexit)
 		return 0;
 	ops = thread_ops(0);
 	if (!ops)
 		return 0;
-	/* an attempt that never got its folio: it times nothing later */
-	if (alloc_timing)
-		ops->alloc_start = 0;
 	if (!ops->start[op])
 		return 0;
 	if (call_latency)

@@ -59,8 +59,8 @@ static const struct argp_option options[] = {
 	{ "port", 'P', "PORT", 0, "TCP port (default 9743)", 0 },
 	{ "files", 'f', "N", 0, "Per-file series for the N busiest files (default 0)", 0 },
 	{ "filesystems", 'F', NULL, 0,
-	  "Per-file-system series (a row per file system: about 100 "
-	  "instructions more per event)", 0 },
+	  "Per-file-system series (loading: a row per file system, about "
+	  "100 instructions more per event)", 0 },
 	{ "timeout", 't', "SECONDS", 0, "Drop a client idle this long (default 10)", 0 },
 	{ "request-time", 'R', "SECONDS", 0,
 	  "Drop a client whose request, and its answer, take longer (default 30)", 0 },
@@ -136,6 +136,9 @@ static char *scrape(void)
 	pthread_mutex_lock(&scrape_lock);
 	if (!shmem_snapshot_read(src.maps, SHMEM_MTHP_DIR, &s)) {
 		shmem_mounts_read("/proc/self/mountinfo", &mounts);
+		/* pinned maps (shmemtrace) keep every row kind: -F decides */
+		if (!env.filesystems)
+			s.info.rows &= ~(1U << SHMEM_ROWS_FSES);
 		text = shmem_metrics_text(&s, &mounts, env.top_files);
 		shmem_mounts_free(&mounts);
 		shmem_snapshot_free(&s);

@@ -273,7 +273,8 @@ static void print_latency(const struct shmem_snapshot *d)
 	for (size_t i = 0; i < sizeof(hists) / sizeof(hists[0]); i++) {
 		printf("\nLatency, %s:\n", hists[i].title);
 		if (d->info.disabled & hists[i].signal)
-			printf("     (not traced: %s turns it on)\n",
+			printf("     (not traced: %s%s turns it on)\n",
+			       shmem_args.pinned ? "shmemtrace start " : "",
 			       hists[i].signal & SHMEM_SIG_LAT_CALLS ?
 			       "--call-latency" : "--latency");
 		else if (!has(d, hists[i].signal))

@@ -59,8 +59,9 @@ static const struct argp_option loader_options[] = {
 	{ "latency", 'l', NULL, 0,
 	  "Folio allocation and allocated-to-uptodate time histograms too", 0 },
 	{ "call-latency", 'L', NULL, 0,
-	  "And write, fault and fallocate call time histograms (fentry/fexit "
-	  "pairs on every call: several times the cost of counting)", 0 },
+	  "Write, fault and fallocate call time histograms too, and -l's "
+	  "(fentry/fexit pairs on every call: several times the cost of "
+	  "counting)", 0 },
 	{ "entries", 'E', "N", 0,
 	  "Rows each per-file, -process, -cgroup and -file-system map holds "
 	  "(default 10240, 4096, 1024, 256); a full map drops its least "

@@ -75,7 +75,7 @@ static const struct {
 	{ "zero", TRACEPOINTS, SHMEM_SIG_ZERO, 0 },
 	{ "folio_split", TRACEPOINTS, SHMEM_SIG_SPLITS, 0 },
 	{ "alloc_folio_exit", FALLBACK, 0, SHMEM_SIG_FALLBACKS },
-	/* the series times allocations; before it, alloc_enter did */
+	/* the series times allocations; the fallback mode, alloc_enter */
 	{ "alloc_time", LATENCY, SHMEM_SIG_LAT_ALLOC, 0 },
 	{ "alloc_enter", LATENCY, SHMEM_SIG_LAT_ALLOC, 0 },
 	{ "alloc_exit", FALLBACK, 0, SHMEM_SIG_ALLOCS },
@@ -138,12 +138,6 @@ static int configure(struct shmem_bpf *skel, const struct btf *vmlinux,
 	unsigned int mode = (tracepoints ? TRACEPOINTS : FALLBACK) | timing;
 	struct bpf_program *prog;
 
-	/*
-	 * A series without shmem_alloc_time times allocations from
-	 * alloc_enter; the call pairs end a timing whose attempt got no folio.
-	 */
-	if (opts->latency && tracepoints && !alloc_timed)
-		mode |= CALLS;
 	info->tracepoints = tracepoints;
 	info->signals = 0;
 	info->disabled = (opts->latency ? 0 : SHMEM_SIG_LAT_FOLIOS) |
@@ -153,7 +147,7 @@ static int configure(struct shmem_bpf *skel, const struct btf *vmlinux,
 		int i = prog_index(bpf_program__name(prog));
 		bool load = i >= 0 && (progs[i].when & mode) &&
 			    target_exists(vmlinux, prog) &&
-			    !(alloc_timed && prog == skel->progs.alloc_enter);
+			    !(tracepoints && prog == skel->progs.alloc_enter);
 
 		bpf_program__set_autoload(prog, load);
 		if (!load)
