@@ -116,8 +116,8 @@ struct {
 
 /*
  * Per thread, for the timing programs and the fallback mode: the shmem
- * calls it is in, and (without shmem_alloc_time) the allocation time not
- * yet attributed to a row.  Task storage, so the hot path neither inserts
+ * calls it is in, and (fallback mode) the allocation time not yet
+ * attributed to a row.  Task storage, so the hot path neither inserts
  * nor deletes map entries.
  */
 enum timed_op { TIMED_WRITE, TIMED_FAULT, TIMED_FALLOC, NR_TIMED };

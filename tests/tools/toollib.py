@@ -63,6 +63,17 @@ def shmemtop_json(cmd, options=()):
     return res, reports
 
 
+def hist_counts(text):
+    """shmemhist's latency sections: title -> count, or the line in place
+    of a histogram"""
+    counts = {}
+    for part in text.split("\nLatency, ")[1:]:
+        title, _, body = part.partition(":\n")
+        m = re.search(r"count (\d+), average", body)
+        counts[title] = int(m.group(1)) if m else body.splitlines()[0].strip()
+    return counts
+
+
 def our_programs(loaded=False, section=""):
     """The object's program names (of sections starting with @section);
     with @loaded, those still loaded.
