@@ -179,9 +179,10 @@ tests: $(BIN)/shmem_kernel_test $(BIN)/shmem_unit_test $(BIN)/memcg_write $(BIN)
 test: kernel kernel-stock tests
 	tests/run $(SEED)
 
-# Not in CI: the random operations run 1,000,000 operations on each kernel
+# Not in CI: 1,000,000 random operations (half on each kernel), and the
+# kernel tests' long sequences of 100,000 per mount
 test-long: kernel kernel-stock tests
-	FUZZ_OPS=1000000 tests/run $(SEED)
+	FUZZ_OPS=1000000 KERNEL_OPS=100000 tests/run $(SEED)
 
 test-debug: kernel-debug $(BIN)/shmem_kernel_test $(BIN)/shmem_fuzz
 	tests/fuzz/debug-run $(SEED)
