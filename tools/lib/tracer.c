@@ -55,11 +55,13 @@ static bool has_cap(int cap)
 
 /*
  * The programs: which mode loads them, and the signals they give.  The
- * allocation timing loads with --latency, the call pairs with
- * --call-latency; the fallback mode needs the alloc and call pairs to
- * count and infer paths, and shmem_alloc_folio() for the fallbacks.
+ * allocation timing loads with --latency (the series' event, or in the
+ * fallback mode alloc_enter), the call pairs with --call-latency; the
+ * fallback mode needs the alloc and call pairs to count and infer paths,
+ * and shmem_alloc_folio() for the fallbacks.
  */
-enum { TRACEPOINTS = 1, FALLBACK = 2, LATENCY = 4, CALLS = 8 };
+enum { TRACEPOINTS = 1, FALLBACK = 2, LATENCY = 4, CALLS = 8,
+       FALLBACK_LATENCY = 16 };
 
 static const struct {
 	const char *prog;
@@ -75,9 +77,8 @@ static const struct {
 	{ "zero", TRACEPOINTS, SHMEM_SIG_ZERO, 0 },
 	{ "folio_split", TRACEPOINTS, SHMEM_SIG_SPLITS, 0 },
 	{ "alloc_folio_exit", FALLBACK, 0, SHMEM_SIG_FALLBACKS },
-	/* the series times allocations; the fallback mode, alloc_enter */
 	{ "alloc_time", LATENCY, SHMEM_SIG_LAT_ALLOC, 0 },
-	{ "alloc_enter", LATENCY, SHMEM_SIG_LAT_ALLOC, 0 },
+	{ "alloc_enter", FALLBACK_LATENCY, 0, SHMEM_SIG_LAT_ALLOC },
 	{ "alloc_exit", FALLBACK, 0, SHMEM_SIG_ALLOCS },
 	{ "write_enter", CALLS | FALLBACK, 0, 0 },
 	{ "write_exit", CALLS | FALLBACK, SHMEM_SIG_LAT_WRITE, 0 },
@@ -135,7 +136,8 @@ static int configure(struct shmem_bpf *skel, const struct btf *vmlinux,
 	bool alloc_timed = target_exists(vmlinux, skel->progs.alloc_time);
 	unsigned int timing = (opts->latency ? LATENCY : 0) |
 			      (opts->call_latency ? CALLS : 0);
-	unsigned int mode = (tracepoints ? TRACEPOINTS : FALLBACK) | timing;
+	unsigned int mode = (tracepoints ? TRACEPOINTS : FALLBACK) | timing |
+			    (!tracepoints && opts->latency ? FALLBACK_LATENCY : 0);
 	struct bpf_program *prog;
 
 	info->tracepoints = tracepoints;
@@ -146,8 +148,7 @@ static int configure(struct shmem_bpf *skel, const struct btf *vmlinux,
 	bpf_object__for_each_program(prog, skel->obj) {
 		int i = prog_index(bpf_program__name(prog));
 		bool load = i >= 0 && (progs[i].when & mode) &&
-			    target_exists(vmlinux, prog) &&
-			    !(tracepoints && prog == skel->progs.alloc_enter);
+			    target_exists(vmlinux, prog);
 
 		bpf_program__set_autoload(prog, load);
 		if (!load)
