@@ -167,10 +167,8 @@ UNIT_SRCS := tests/unit/test_lib.c tests/kernel/lib.c tools/lib/snapshot.c tools
 $(BIN)/shmem_unit_test: $(UNIT_SRCS) tools/lib/shmem_tools.h | $(BIN)
 	$(CC) $(TOOL_CFLAGS) -Itests/kernel -o $@ $(UNIT_SRCS) $(TOOL_LIBS)
 
-$(BIN)/memcg_write: tests/helpers/memcg_write.c | $(BIN)
-	$(CC) $(CFLAGS) -o $@ $<
-
-$(BIN)/churn: tests/helpers/churn.c | $(BIN)
+# the tests' workload programs, one source file each
+$(BIN)/%: tests/helpers/%.c | $(BIN)
 	$(CC) $(CFLAGS) -o $@ $<
 
 $(BIN)/shmem_fuzz: tests/fuzz/shmem_fuzz.c | $(BIN)
