@@ -157,7 +157,7 @@ install: tools
 
 KERNEL_TESTS := $(wildcard tests/kernel/*.c)
 $(BIN)/shmem_kernel_test: $(KERNEL_TESTS) tests/kernel/lib.h | $(BIN)
-	$(CC) $(CFLAGS) -o $@ $(KERNEL_TESTS)
+	$(CC) $(CFLAGS) -o $@ $(KERNEL_TESTS) -lpthread
 
 $(BIN):
 	mkdir -p $@

@@ -326,6 +326,19 @@ bool run_in_memcg(const char *max, void (*fn)(void *), void *arg, long *swapped)
 	return WIFEXITED(status) && !WEXITSTATUS(status);
 }
 
+/* From inside run_in_memcg(): push what the cgroup holds out to swap */
+void memcg_reclaim_all(void)
+{
+	int fd = open(MEMCG "/memory.reclaim", O_WRONLY);
+
+	if (fd < 0)
+		die(MEMCG "/memory.reclaim");
+	/* EAGAIN once nothing is left to reclaim */
+	if (write(fd, "1G", 2) < 0 && errno != EAGAIN)
+		die(MEMCG "/memory.reclaim");
+	close(fd);
+}
+
 /* The selected word of a THP sysfs setting: "[always] never" gives always */
 void thp_setting(const char *path, char *out, size_t len)
 {

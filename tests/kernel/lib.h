@@ -39,6 +39,7 @@ long mthp_stat_sum(const char *stat);
 long meminfo_kb(const char *key);
 void test_kernel_log(void);
 bool run_in_memcg(const char *max, void (*fn)(void *), void *arg, long *swapped);
+void memcg_reclaim_all(void);
 
 /* The test groups */
 void folio_tests(const char *large, const char *plain, const char *huge,
@@ -48,6 +49,7 @@ void trace_tests(const char *large, const char *plain, const char *huge,
 void regress_tests(const char *large, const char *plain, const char *huge,
 		   const char *hugelarge);
 void review_tests(const char *huge);
+void review3_tests(const char *large, const char *plain, const char *huge);
 void mount_option_tests(const char *large);
 
 #endif

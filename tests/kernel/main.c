@@ -26,6 +26,7 @@ int main(int argc, char **argv)
 	trace_tests(large, plain, huge, hugelarge);
 	regress_tests(large, plain, huge, hugelarge);
 	review_tests(huge);
+	review3_tests(large, plain, huge);
 	mount_option_tests(large);
 	test_kernel_log();
 

@@ -411,6 +411,9 @@ static void test_punch_events(const char *large)
 	      num(a[0], "ret") == 0 && is(a[0], "reason", "truncate"),
 	      "and it is split 4 -> 0, its unwritten blocks zeroed first (ret %ld)",
 	      n ? num(a[0], "ret") : -999);
+	n = pick(&t, "shmem_zero", a, 8);
+	check(n == 1 && is(a[0], "reason", "split") && num(a[0], "bytes") == 10 * PAGE,
+	      "the zeroing before the split says so: reason split, its 10 unwritten blocks");
 	free(t.ev);
 
 	trace_start();
