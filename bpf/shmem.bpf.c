@@ -614,6 +614,8 @@ static __u32 stat_zero(int reason)
 		return SHMEM_STAT_ZERO_PARTIAL;
 	if (IS_ENUM(reason, enum shmem_zero_reason, SHMEM_ZERO_NOMEM))
 		return SHMEM_STAT_ZERO_NOMEM;
+	if (IS_ENUM(reason, enum shmem_zero_reason, SHMEM_ZERO_SPLIT))
+		return SHMEM_STAT_ZERO_SPLIT;
 	return SHMEM_STAT_ZERO_OTHER;
 }
 

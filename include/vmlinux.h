@@ -68,8 +68,6 @@ typedef int __kernel_clockid_t;
 
 typedef __u16 __be16;
 
-typedef __u32 __le32;
-
 typedef __u32 __be32;
 
 typedef __u32 __wsum;
@@ -788,8 +786,6 @@ struct css_set;
 
 struct robust_list_head;
 
-struct compat_robust_list_head;
-
 struct futex_pi_state;
 
 struct perf_event_context;
@@ -901,7 +897,6 @@ struct task_struct {
 	unsigned int frozen: 1;
 	unsigned int use_memdelay: 1;
 	unsigned int in_eventfd: 1;
-	unsigned int pasid_activated: 1;
 	unsigned int reported_split_lock: 1;
 	unsigned int in_thrashing: 1;
 	long unsigned int atomic_flags;
@@ -985,7 +980,6 @@ struct task_struct {
 	struct css_set *cgroups;
 	struct list_head cg_list;
 	struct robust_list_head *robust_list;
-	struct compat_robust_list_head *compat_robust_list;
 	struct list_head pi_state_list;
 	struct futex_pi_state *pi_state_cache;
 	struct mutex futex_exit_mutex;
@@ -1052,13 +1046,6 @@ struct task_struct {
 	struct llist_head kretprobe_instances;
 	struct llist_head rethooks;
 	struct callback_head l1d_flush_kill;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
 	struct thread_struct thread;
 };
 
@@ -1468,10 +1455,6 @@ struct kioctx_table;
 
 struct user_namespace;
 
-struct mmu_notifier_subscriptions;
-
-struct iommu_mm_data;
-
 struct mm_struct {
 	struct {
 		struct {
@@ -1487,8 +1470,6 @@ struct mm_struct {
 		struct maple_tree mm_mt;
 		long unsigned int mmap_base;
 		long unsigned int mmap_legacy_base;
-		long unsigned int mmap_compat_base;
-		long unsigned int mmap_compat_legacy_base;
 		long unsigned int task_size;
 		pgd_t *pgd;
 		atomic_t membarrier_state;
@@ -1524,7 +1505,7 @@ struct mm_struct {
 		long unsigned int arg_end;
 		long unsigned int env_start;
 		long unsigned int env_end;
-		long unsigned int saved_auxv[52];
+		long unsigned int saved_auxv[50];
 		struct percpu_counter rss_stat[4];
 		struct linux_binfmt *binfmt;
 		mm_context_t context;
@@ -1534,15 +1515,11 @@ struct mm_struct {
 		struct task_struct *owner;
 		struct user_namespace *user_ns;
 		struct file *exe_file;
-		struct mmu_notifier_subscriptions *notifier_subscriptions;
 		atomic_t tlb_flush_pending;
 		atomic_t tlb_flush_batched;
 		struct uprobes_state uprobes_state;
 		atomic_long_t hugetlb_usage;
 		struct work_struct async_put_work;
-		struct iommu_mm_data *iommu_mm;
-		long: 64;
-		long: 64;
 		long: 64;
 		long: 64;
 	};
@@ -2138,9 +2115,10 @@ struct pglist_data {
 	long: 64;
 	struct cacheline_padding _pad2_;
 	struct per_cpu_nodestat *per_cpu_nodestats;
-	atomic_long_t vm_stat[45];
+	atomic_long_t vm_stat[44];
 	struct memory_tier *memtier;
 	struct memory_failure_stats mf_stats;
+	long: 64;
 	long: 64;
 	long: 64;
 	long: 64;
@@ -2812,20 +2790,6 @@ struct css_set {
 	struct callback_head callback_head;
 };
 
-typedef u32 compat_uptr_t;
-
-struct compat_robust_list {
-	compat_uptr_t next;
-};
-
-typedef s32 compat_long_t;
-
-struct compat_robust_list_head {
-	struct compat_robust_list list;
-	compat_long_t futex_offset;
-	compat_uptr_t list_op_pending;
-};
-
 struct perf_event_groups {
 	struct rb_root tree;
 	u64 index;
@@ -3173,7 +3137,6 @@ struct gendisk {
 	struct backing_dev_info *bdi;
 	struct kobject queue_kobj;
 	struct kobject *slave_dir;
-	struct list_head slave_bdevs;
 	struct timer_rand_state *random;
 	atomic_t sync_io;
 	struct disk_events *ev;
@@ -3919,7 +3882,7 @@ struct per_cpu_zonestat {
 
 struct per_cpu_nodestat {
 	s8 stat_threshold;
-	s8 vm_node_stat_diff[45];
+	s8 vm_node_stat_diff[44];
 };
 
 typedef int proc_handler(const struct ctl_table *, int, void *, size_t *, loff_t *);
@@ -3954,317 +3917,448 @@ struct ctl_table_root {
 	int (*permissions)(struct ctl_table_header *, const struct ctl_table *);
 };
 
-struct rhashtable;
+typedef __u64 Elf64_Addr;
 
-struct rhashtable_compare_arg {
-	struct rhashtable *ht;
-	const void *key;
+typedef __u16 Elf64_Half;
+
+typedef __u32 Elf64_Word;
+
+typedef __u64 Elf64_Xword;
+
+struct elf64_sym {
+	Elf64_Word st_name;
+	unsigned char st_info;
+	unsigned char st_other;
+	Elf64_Half st_shndx;
+	Elf64_Addr st_value;
+	Elf64_Xword st_size;
 };
 
-typedef u32 (*rht_hashfn_t)(const void *, u32, u32);
+typedef struct elf64_sym Elf64_Sym;
 
-typedef u32 (*rht_obj_hashfn_t)(const void *, u32, u32);
+struct list_lru_node;
 
-typedef int (*rht_obj_cmpfn_t)(struct rhashtable_compare_arg *, const void *);
-
-struct rhashtable_params {
-	u16 nelem_hint;
-	u16 key_len;
-	u16 key_offset;
-	u16 head_offset;
-	unsigned int max_size;
-	u16 min_size;
-	bool automatic_shrinking;
-	rht_hashfn_t hashfn;
-	rht_obj_hashfn_t obj_hashfn;
-	rht_obj_cmpfn_t obj_cmpfn;
+struct list_lru {
+	struct list_lru_node *node;
+	struct list_head list;
+	int shrinker_id;
+	bool memcg_aware;
+	struct xarray xa;
 };
 
-struct bucket_table;
+struct kernfs_root;
 
-struct rhashtable {
-	struct bucket_table *tbl;
-	unsigned int key_len;
-	unsigned int max_elems;
-	struct rhashtable_params p;
-	bool rhlist;
-	struct work_struct run_work;
-	struct mutex mutex;
-	spinlock_t lock;
-	atomic_t nelems;
+struct kernfs_elem_dir {
+	long unsigned int subdirs;
+	struct rb_root children;
+	struct kernfs_root *root;
+	long unsigned int rev;
 };
 
-struct iovec {
-	void *iov_base;
-	__kernel_size_t iov_len;
+struct kernfs_elem_symlink {
+	struct kernfs_node *target_kn;
 };
 
-struct kvec {
-	void *iov_base;
-	size_t iov_len;
+struct kernfs_ops;
+
+struct kernfs_open_node;
+
+struct kernfs_elem_attr {
+	const struct kernfs_ops *ops;
+	struct kernfs_open_node *open;
+	loff_t size;
+	struct kernfs_node *notify_next;
 };
 
-struct bio_vec {
-	struct page *bv_page;
-	unsigned int bv_len;
-	unsigned int bv_offset;
-};
+struct kernfs_iattrs;
 
-struct folio_batch {
-	unsigned char nr;
-	unsigned char i;
-	bool percpu_pvec_drained;
-	struct folio *folios[31];
-};
-
-struct folio_queue {
-	struct folio_batch vec;
-	u8 orders[31];
-	struct folio_queue *next;
-	struct folio_queue *prev;
-	long unsigned int marks;
-	long unsigned int marks2;
-	long unsigned int marks3;
-	unsigned int rreq_id;
-	unsigned int debug_id;
-};
-
-struct iov_iter {
-	u8 iter_type;
-	bool nofault;
-	bool data_source;
-	size_t iov_offset;
+struct kernfs_node {
+	atomic_t count;
+	atomic_t active;
+	struct kernfs_node *parent;
+	const char *name;
+	struct rb_node rb;
+	const void *ns;
+	unsigned int hash;
+	short unsigned int flags;
+	umode_t mode;
 	union {
-		struct iovec __ubuf_iovec;
-		struct {
-			union {
-				const struct iovec *__iov;
-				const struct kvec *kvec;
-				const struct bio_vec *bvec;
-				const struct folio_queue *folioq;
-				struct xarray *xarray;
-				void *ubuf;
-			};
-			size_t count;
-		};
+		struct kernfs_elem_dir dir;
+		struct kernfs_elem_symlink symlink;
+		struct kernfs_elem_attr attr;
 	};
-	union {
-		long unsigned int nr_segs;
-		u8 folioq_slot;
-		loff_t xarray_start;
-	};
+	u64 id;
+	void *priv;
+	struct kernfs_iattrs *iattr;
+	struct callback_head rcu;
 };
 
-struct wait_page_queue;
+struct kernfs_open_file;
 
-struct kiocb {
-	struct file *ki_filp;
-	loff_t ki_pos;
-	void (*ki_complete)(struct kiocb *, long int);
+struct kernfs_ops {
+	int (*open)(struct kernfs_open_file *);
+	void (*release)(struct kernfs_open_file *);
+	int (*seq_show)(struct seq_file *, void *);
+	void * (*seq_start)(struct seq_file *, loff_t *);
+	void * (*seq_next)(struct seq_file *, void *, loff_t *);
+	void (*seq_stop)(struct seq_file *, void *);
+	ssize_t (*read)(struct kernfs_open_file *, char *, size_t, loff_t);
+	size_t atomic_write_len;
+	bool prealloc;
+	ssize_t (*write)(struct kernfs_open_file *, char *, size_t, loff_t);
+	__poll_t (*poll)(struct kernfs_open_file *, struct poll_table_struct *);
+	int (*mmap)(struct kernfs_open_file *, struct vm_area_struct *);
+	loff_t (*llseek)(struct kernfs_open_file *, loff_t, int);
+};
+
+struct seq_file {
+	char *buf;
+	size_t size;
+	size_t from;
+	size_t count;
+	size_t pad_until;
+	loff_t index;
+	loff_t read_pos;
+	struct mutex lock;
+	const struct seq_operations *op;
+	int poll_event;
+	const struct file *file;
 	void *private;
-	int ki_flags;
-	u16 ki_ioprio;
-	union {
-		struct wait_page_queue *ki_waitq;
-		ssize_t (*dio_complete)(void *);
-	};
 };
 
-typedef unsigned int sk_buff_data_t;
+struct kernfs_open_file {
+	struct kernfs_node *kn;
+	struct file *file;
+	struct seq_file *seq_file;
+	void *priv;
+	struct mutex mutex;
+	struct mutex prealloc_mutex;
+	int event;
+	struct list_head list;
+	char *prealloc_buf;
+	size_t atomic_write_len;
+	bool mmapped: 1;
+	bool released: 1;
+	const struct vm_operations_struct *vm_ops;
+};
 
-struct net_device;
+typedef void (*poll_queue_proc)(struct file *, wait_queue_head_t *, struct poll_table_struct *);
+
+struct poll_table_struct {
+	poll_queue_proc _qproc;
+	__poll_t _key;
+};
+
+enum kobj_ns_type {
+	KOBJ_NS_TYPE_NONE = 0,
+	KOBJ_NS_TYPE_NET = 1,
+	KOBJ_NS_TYPES = 2,
+};
 
 struct sock;
 
-struct skb_ext;
+struct kobj_ns_type_operations {
+	enum kobj_ns_type type;
+	bool (*current_may_mount)(void);
+	void * (*grab_current_ns)(void);
+	const void * (*netlink_ns)(struct sock *);
+	const void * (*initial_ns)(void);
+	void (*drop_ns)(void *);
+};
 
-struct sk_buff {
+struct attribute {
+	const char *name;
+	umode_t mode;
+};
+
+struct bin_attribute;
+
+struct attribute_group {
+	const char *name;
+	umode_t (*is_visible)(struct kobject *, struct attribute *, int);
+	umode_t (*is_bin_visible)(struct kobject *, struct bin_attribute *, int);
+	struct attribute **attrs;
+	struct bin_attribute **bin_attrs;
+};
+
+struct bin_attribute {
+	struct attribute attr;
+	size_t size;
+	void *private;
+	struct address_space * (*f_mapping)(void);
+	ssize_t (*read)(struct file *, struct kobject *, struct bin_attribute *, char *, loff_t, size_t);
+	ssize_t (*write)(struct file *, struct kobject *, struct bin_attribute *, char *, loff_t, size_t);
+	loff_t (*llseek)(struct file *, struct kobject *, struct bin_attribute *, loff_t, int);
+	int (*mmap)(struct file *, struct kobject *, struct bin_attribute *, struct vm_area_struct *);
+};
+
+struct sysfs_ops {
+	ssize_t (*show)(struct kobject *, struct attribute *, char *);
+	ssize_t (*store)(struct kobject *, struct attribute *, const char *, size_t);
+};
+
+struct kset_uevent_ops;
+
+struct kset {
+	struct list_head list;
+	spinlock_t list_lock;
+	struct kobject kobj;
+	const struct kset_uevent_ops *uevent_ops;
+};
+
+struct kobj_type {
+	void (*release)(struct kobject *);
+	const struct sysfs_ops *sysfs_ops;
+	const struct attribute_group **default_groups;
+	const struct kobj_ns_type_operations * (*child_ns_type)(const struct kobject *);
+	const void * (*namespace)(const struct kobject *);
+	void (*get_ownership)(const struct kobject *, kuid_t *, kgid_t *);
+};
+
+struct kobj_uevent_env {
+	char *argv[3];
+	char *envp[64];
+	int envp_idx;
+	char buf[2048];
+	int buflen;
+};
+
+struct kset_uevent_ops {
+	int (* const filter)(const struct kobject *);
+	const char * (* const name)(const struct kobject *);
+	int (* const uevent)(const struct kobject *, struct kobj_uevent_env *);
+};
+
+struct kernel_param;
+
+struct kernel_param_ops {
+	unsigned int flags;
+	int (*set)(const char *, const struct kernel_param *);
+	int (*get)(char *, const struct kernel_param *);
+	void (*free)(void *);
+};
+
+struct kparam_string;
+
+struct kparam_array;
+
+struct kernel_param {
+	const char *name;
+	struct module *mod;
+	const struct kernel_param_ops *ops;
+	const u16 perm;
+	s8 level;
+	u8 flags;
 	union {
-		struct {
-			struct sk_buff *next;
-			struct sk_buff *prev;
-			union {
-				struct net_device *dev;
-				long unsigned int dev_scratch;
-			};
-		};
-		struct rb_node rbnode;
-		struct list_head list;
-		struct llist_node ll_node;
+		void *arg;
+		const struct kparam_string *str;
+		const struct kparam_array *arr;
 	};
-	struct sock *sk;
+};
+
+struct kparam_string {
+	unsigned int maxlen;
+	char *string;
+};
+
+struct kparam_array {
+	unsigned int max;
+	unsigned int elemsize;
+	unsigned int *num;
+	const struct kernel_param_ops *ops;
+	void *elem;
+};
+
+enum module_state {
+	MODULE_STATE_LIVE = 0,
+	MODULE_STATE_COMING = 1,
+	MODULE_STATE_GOING = 2,
+	MODULE_STATE_UNFORMED = 3,
+};
+
+struct module_param_attrs;
+
+struct module_kobject {
+	struct kobject kobj;
+	struct module *mod;
+	struct kobject *drivers_dir;
+	struct module_param_attrs *mp;
+	struct completion *kobj_completion;
+};
+
+struct latch_tree_node {
+	struct rb_node node[2];
+};
+
+struct mod_tree_node {
+	struct module *mod;
+	struct latch_tree_node node;
+};
+
+struct module_memory {
+	void *base;
+	unsigned int size;
+	struct mod_tree_node mtn;
+};
+
+struct mod_arch_specific {
+	unsigned int num_orcs;
+	int *orc_unwind_ip;
+	struct orc_entry *orc_unwind;
+};
+
+struct mod_kallsyms {
+	Elf64_Sym *symtab;
+	unsigned int num_symtab;
+	char *strtab;
+	char *typetab;
+};
+
+struct module_attribute;
+
+struct kernel_symbol;
+
+struct exception_table_entry;
+
+struct module_sect_attrs;
+
+struct module_notes_attrs;
+
+struct trace_eval_map;
+
+struct module {
+	enum module_state state;
+	struct list_head list;
+	char name[56];
+	struct module_kobject mkobj;
+	struct module_attribute *modinfo_attrs;
+	const char *version;
+	const char *srcversion;
+	struct kobject *holders_dir;
+	const struct kernel_symbol *syms;
+	const s32 *crcs;
+	unsigned int num_syms;
+	struct mutex param_lock;
+	struct kernel_param *kp;
+	unsigned int num_kp;
+	unsigned int num_gpl_syms;
+	const struct kernel_symbol *gpl_syms;
+	const s32 *gpl_crcs;
+	bool using_gplonly_symbols;
+	bool async_probe_requested;
+	unsigned int num_exentries;
+	struct exception_table_entry *extable;
+	int (*init)(void);
+	struct module_memory mem[7];
+	struct mod_arch_specific arch;
+	long unsigned int taints;
+	unsigned int num_bugs;
+	struct list_head bug_list;
+	struct bug_entry *bug_table;
+	struct mod_kallsyms *kallsyms;
+	struct mod_kallsyms core_kallsyms;
+	struct module_sect_attrs *sect_attrs;
+	struct module_notes_attrs *notes_attrs;
+	char *args;
+	void *percpu;
+	unsigned int percpu_size;
+	void *noinstr_text_start;
+	unsigned int noinstr_text_size;
+	unsigned int num_tracepoints;
+	tracepoint_ptr_t *tracepoints_ptrs;
+	unsigned int num_srcu_structs;
+	struct srcu_struct **srcu_struct_ptrs;
+	unsigned int num_bpf_raw_events;
+	struct bpf_raw_event_map *bpf_raw_events;
+	unsigned int btf_data_size;
+	unsigned int btf_base_data_size;
+	void *btf_data;
+	void *btf_base_data;
+	struct jump_entry *jump_entries;
+	unsigned int num_jump_entries;
+	unsigned int num_trace_bprintk_fmt;
+	const char **trace_bprintk_fmt_start;
+	struct trace_event_call **trace_events;
+	unsigned int num_trace_events;
+	struct trace_eval_map **trace_evals;
+	unsigned int num_trace_evals;
+	unsigned int num_ftrace_callsites;
+	long unsigned int *ftrace_callsites;
+	void *kprobes_text_start;
+	unsigned int kprobes_text_size;
+	long unsigned int *kprobe_blacklist;
+	unsigned int num_kprobe_blacklist;
+	int num_static_call_sites;
+	struct static_call_site *static_call_sites;
+	struct list_head source_list;
+	struct list_head target_list;
+	void (*exit)(void);
+	atomic_t refcnt;
+	int its_num_pages;
+	void **its_page_array;
+	long: 64;
+};
+
+typedef int (*parse_unknown_fn)(char *, char *, const char *, void *);
+
+struct module_attribute {
+	struct attribute attr;
+	ssize_t (*show)(struct module_attribute *, struct module_kobject *, char *);
+	ssize_t (*store)(struct module_attribute *, struct module_kobject *, const char *, size_t);
+	void (*setup)(struct module *, const char *);
+	int (*test)(struct module *);
+	void (*free)(struct module *);
+};
+
+struct kernel_symbol {
+	int value_offset;
+	int name_offset;
+	int namespace_offset;
+};
+
+struct exception_table_entry {
+	int insn;
+	int fixup;
+	int data;
+};
+
+struct trace_event_functions;
+
+struct trace_event {
+	struct hlist_node node;
+	int type;
+	struct trace_event_functions *funcs;
+};
+
+struct trace_event_class;
+
+struct bpf_prog_array;
+
+struct trace_event_call {
+	struct list_head list;
+	struct trace_event_class *class;
 	union {
-		ktime_t tstamp;
-		u64 skb_mstamp_ns;
+		const char *name;
+		struct tracepoint *tp;
 	};
-	char cb[48];
+	struct trace_event event;
+	char *print_fmt;
 	union {
-		struct {
-			long unsigned int _skb_refdst;
-			void (*destructor)(struct sk_buff *);
-		};
-		struct list_head tcp_tsorted_anchor;
-		long unsigned int _sk_redir;
+		void *module;
+		atomic_t refcnt;
 	};
-	unsigned int len;
-	unsigned int data_len;
-	__u16 mac_len;
-	__u16 hdr_len;
-	__u16 queue_mapping;
-	__u8 __cloned_offset[0];
-	__u8 cloned: 1;
-	__u8 nohdr: 1;
-	__u8 fclone: 2;
-	__u8 peeked: 1;
-	__u8 head_frag: 1;
-	__u8 pfmemalloc: 1;
-	__u8 pp_recycle: 1;
-	__u8 active_extensions;
-	union {
-		struct {
-			__u8 __pkt_type_offset[0];
-			__u8 pkt_type: 3;
-			__u8 ignore_df: 1;
-			__u8 dst_pending_confirm: 1;
-			__u8 ip_summed: 2;
-			__u8 ooo_okay: 1;
-			__u8 __mono_tc_offset[0];
-			__u8 tstamp_type: 2;
-			__u8 tc_at_ingress: 1;
-			__u8 tc_skip_classify: 1;
-			__u8 remcsum_offload: 1;
-			__u8 csum_complete_sw: 1;
-			__u8 csum_level: 2;
-			__u8 inner_protocol_type: 1;
-			__u8 l4_hash: 1;
-			__u8 sw_hash: 1;
-			__u8 no_fcs: 1;
-			__u8 encapsulation: 1;
-			__u8 encap_hdr_csum: 1;
-			__u8 csum_valid: 1;
-			char: 1;
-			__u8 ndisc_nodetype: 2;
-			__u8 redirected: 1;
-			__u8 nf_skip_egress: 1;
-			__u8 slow_gro: 1;
-			__u8 unreadable: 1;
-			__u8 tc_depth: 2;
-			__u16 tc_index;
-			u16 alloc_cpu;
-			union {
-				__wsum csum;
-				struct {
-					__u16 csum_start;
-					__u16 csum_offset;
-				};
-			};
-			__u32 priority;
-			int skb_iif;
-			__u32 hash;
-			union {
-				u32 vlan_all;
-				struct {
-					__be16 vlan_proto;
-					__u16 vlan_tci;
-				};
-			};
-			union {
-				unsigned int napi_id;
-				unsigned int sender_cpu;
-			};
-			__u32 secmark;
-			union {
-				__u32 mark;
-				__u32 reserved_tailroom;
-			};
-			union {
-				__be16 inner_protocol;
-				__u8 inner_ipproto;
-			};
-			__u16 inner_transport_header;
-			__u16 inner_network_header;
-			__u16 inner_mac_header;
-			__be16 protocol;
-			__u16 transport_header;
-			__u16 network_header;
-			__u16 mac_header;
-		};
-		struct {
-			__u8 __pkt_type_offset[0];
-			__u8 pkt_type: 3;
-			__u8 ignore_df: 1;
-			__u8 dst_pending_confirm: 1;
-			__u8 ip_summed: 2;
-			__u8 ooo_okay: 1;
-			__u8 __mono_tc_offset[0];
-			__u8 tstamp_type: 2;
-			__u8 tc_at_ingress: 1;
-			__u8 tc_skip_classify: 1;
-			__u8 remcsum_offload: 1;
-			__u8 csum_complete_sw: 1;
-			__u8 csum_level: 2;
-			__u8 inner_protocol_type: 1;
-			__u8 l4_hash: 1;
-			__u8 sw_hash: 1;
-			__u8 no_fcs: 1;
-			__u8 encapsulation: 1;
-			__u8 encap_hdr_csum: 1;
-			__u8 csum_valid: 1;
-			char: 1;
-			__u8 ndisc_nodetype: 2;
-			__u8 redirected: 1;
-			__u8 nf_skip_egress: 1;
-			__u8 slow_gro: 1;
-			__u8 unreadable: 1;
-			__u8 tc_depth: 2;
-			__u16 tc_index;
-			u16 alloc_cpu;
-			union {
-				__wsum csum;
-				struct {
-					__u16 csum_start;
-					__u16 csum_offset;
-				};
-			};
-			__u32 priority;
-			int skb_iif;
-			__u32 hash;
-			union {
-				u32 vlan_all;
-				struct {
-					__be16 vlan_proto;
-					__u16 vlan_tci;
-				};
-			};
-			union {
-				unsigned int napi_id;
-				unsigned int sender_cpu;
-			};
-			__u32 secmark;
-			union {
-				__u32 mark;
-				__u32 reserved_tailroom;
-			};
-			union {
-				__be16 inner_protocol;
-				__u8 inner_ipproto;
-			};
-			__u16 inner_transport_header;
-			__u16 inner_network_header;
-			__u16 inner_mac_header;
-			__be16 protocol;
-			__u16 transport_header;
-			__u16 network_header;
-			__u16 mac_header;
-		} headers;
-	};
-	sk_buff_data_t tail;
-	sk_buff_data_t end;
-	unsigned char *head;
-	unsigned char *data;
-	unsigned int truesize;
-	refcount_t users;
-	struct skb_ext *extensions;
+	void *data;
+	int flags;
+	int perf_refcount;
+	struct hlist_head *perf_events;
+	struct bpf_prog_array *prog_array;
+	int (*perf_perm)(struct trace_event_call *, struct perf_event *);
+};
+
+struct trace_eval_map {
+	const char *system;
+	const char *eval_string;
+	long unsigned int eval_value;
 };
 
 struct hlist_bl_node;
@@ -4498,16 +4592,6 @@ typedef struct {
 	__u8 b[16];
 } uuid_t;
 
-struct list_lru_node;
-
-struct list_lru {
-	struct list_lru_node *node;
-	struct list_head list;
-	int shrinker_id;
-	bool memcg_aware;
-	struct xarray xa;
-};
-
 struct super_operations;
 
 struct dquot_operations;
@@ -4654,12 +4738,6 @@ enum migrate_mode {
 	MIGRATE_ASYNC = 0,
 	MIGRATE_SYNC_LIGHT = 1,
 	MIGRATE_SYNC = 2,
-};
-
-struct exception_table_entry {
-	int insn;
-	int fixup;
-	int data;
 };
 
 struct cgroup_base_stat {
@@ -4904,10 +4982,6 @@ struct delayed_call {
 	void *arg;
 };
 
-typedef struct {
-	__u8 b[16];
-} guid_t;
-
 typedef unsigned int blk_features_t;
 
 typedef unsigned int blk_flags_t;
@@ -5097,6 +5171,21 @@ enum kmalloc_cache_type {
 	NR_KMALLOC_TYPES = 5,
 };
 
+struct wait_page_queue;
+
+struct kiocb {
+	struct file *ki_filp;
+	loff_t ki_pos;
+	void (*ki_complete)(struct kiocb *, long int);
+	void *private;
+	int ki_flags;
+	u16 ki_ioprio;
+	union {
+		struct wait_page_queue *ki_waitq;
+		ssize_t (*dio_complete)(void *);
+	};
+};
+
 struct iattr {
 	unsigned int ia_valid;
 	umode_t ia_mode;
@@ -5257,140 +5346,6 @@ struct quotactl_ops {
 	int (*rm_xquota)(struct super_block *, unsigned int);
 };
 
-enum module_state {
-	MODULE_STATE_LIVE = 0,
-	MODULE_STATE_COMING = 1,
-	MODULE_STATE_GOING = 2,
-	MODULE_STATE_UNFORMED = 3,
-};
-
-struct module_param_attrs;
-
-struct module_kobject {
-	struct kobject kobj;
-	struct module *mod;
-	struct kobject *drivers_dir;
-	struct module_param_attrs *mp;
-	struct completion *kobj_completion;
-};
-
-struct latch_tree_node {
-	struct rb_node node[2];
-};
-
-struct mod_tree_node {
-	struct module *mod;
-	struct latch_tree_node node;
-};
-
-struct module_memory {
-	void *base;
-	unsigned int size;
-	struct mod_tree_node mtn;
-};
-
-struct mod_arch_specific {
-	unsigned int num_orcs;
-	int *orc_unwind_ip;
-	struct orc_entry *orc_unwind;
-};
-
-struct elf64_sym;
-
-typedef struct elf64_sym Elf64_Sym;
-
-struct mod_kallsyms {
-	Elf64_Sym *symtab;
-	unsigned int num_symtab;
-	char *strtab;
-	char *typetab;
-};
-
-struct module_attribute;
-
-struct kernel_symbol;
-
-struct kernel_param;
-
-struct module_sect_attrs;
-
-struct module_notes_attrs;
-
-struct trace_eval_map;
-
-struct module {
-	enum module_state state;
-	struct list_head list;
-	char name[56];
-	struct module_kobject mkobj;
-	struct module_attribute *modinfo_attrs;
-	const char *version;
-	const char *srcversion;
-	struct kobject *holders_dir;
-	const struct kernel_symbol *syms;
-	const s32 *crcs;
-	unsigned int num_syms;
-	struct mutex param_lock;
-	struct kernel_param *kp;
-	unsigned int num_kp;
-	unsigned int num_gpl_syms;
-	const struct kernel_symbol *gpl_syms;
-	const s32 *gpl_crcs;
-	bool using_gplonly_symbols;
-	bool async_probe_requested;
-	unsigned int num_exentries;
-	struct exception_table_entry *extable;
-	int (*init)(void);
-	struct module_memory mem[7];
-	struct mod_arch_specific arch;
-	long unsigned int taints;
-	unsigned int num_bugs;
-	struct list_head bug_list;
-	struct bug_entry *bug_table;
-	struct mod_kallsyms *kallsyms;
-	struct mod_kallsyms core_kallsyms;
-	struct module_sect_attrs *sect_attrs;
-	struct module_notes_attrs *notes_attrs;
-	char *args;
-	void *percpu;
-	unsigned int percpu_size;
-	void *noinstr_text_start;
-	unsigned int noinstr_text_size;
-	unsigned int num_tracepoints;
-	tracepoint_ptr_t *tracepoints_ptrs;
-	unsigned int num_srcu_structs;
-	struct srcu_struct **srcu_struct_ptrs;
-	unsigned int num_bpf_raw_events;
-	struct bpf_raw_event_map *bpf_raw_events;
-	unsigned int btf_data_size;
-	unsigned int btf_base_data_size;
-	void *btf_data;
-	void *btf_base_data;
-	struct jump_entry *jump_entries;
-	unsigned int num_jump_entries;
-	unsigned int num_trace_bprintk_fmt;
-	const char **trace_bprintk_fmt_start;
-	struct trace_event_call **trace_events;
-	unsigned int num_trace_events;
-	struct trace_eval_map **trace_evals;
-	unsigned int num_trace_evals;
-	unsigned int num_ftrace_callsites;
-	long unsigned int *ftrace_callsites;
-	void *kprobes_text_start;
-	unsigned int kprobes_text_size;
-	long unsigned int *kprobe_blacklist;
-	unsigned int num_kprobe_blacklist;
-	int num_static_call_sites;
-	struct static_call_site *static_call_sites;
-	struct list_head source_list;
-	struct list_head target_list;
-	void (*exit)(void);
-	atomic_t refcnt;
-	int its_num_pages;
-	void **its_page_array;
-	long: 64;
-};
-
 struct wait_page_queue {
 	struct folio *folio;
 	int bit_nr;
@@ -5429,6 +5384,13 @@ struct address_space_operations {
 enum writeback_sync_modes {
 	WB_SYNC_NONE = 0,
 	WB_SYNC_ALL = 1,
+};
+
+struct folio_batch {
+	unsigned char nr;
+	unsigned char i;
+	bool percpu_pvec_drained;
+	struct folio *folios[31];
 };
 
 struct swap_iocb;
@@ -5471,6 +5433,43 @@ struct readahead_control {
 	unsigned int _batch_count;
 	bool _workingset;
 	long unsigned int _pflags;
+};
+
+struct iovec {
+	void *iov_base;
+	__kernel_size_t iov_len;
+};
+
+struct kvec;
+
+struct bio_vec;
+
+struct folio_queue;
+
+struct iov_iter {
+	u8 iter_type;
+	bool nofault;
+	bool data_source;
+	size_t iov_offset;
+	union {
+		struct iovec __ubuf_iovec;
+		struct {
+			union {
+				const struct iovec *__iov;
+				const struct kvec *kvec;
+				const struct bio_vec *bvec;
+				const struct folio_queue *folioq;
+				struct xarray *xarray;
+				void *ubuf;
+			};
+			size_t count;
+		};
+	};
+	union {
+		long unsigned int nr_segs;
+		u8 folioq_slot;
+		loff_t xarray_start;
+	};
 };
 
 struct swap_cluster_info;
@@ -5732,8 +5731,6 @@ enum rpm_request {
 	RPM_REQ_RESUME = 4,
 };
 
-struct wakeup_source;
-
 struct wake_irq;
 
 struct pm_subsys_data;
@@ -5754,16 +5751,7 @@ struct dev_pm_info {
 	bool direct_complete: 1;
 	u32 driver_flags;
 	spinlock_t lock;
-	struct list_head entry;
-	struct completion completion;
-	struct wakeup_source *wakeup;
-	bool wakeup_path: 1;
-	bool syscore: 1;
-	bool no_pm_callbacks: 1;
-	bool async_in_progress: 1;
-	bool smart_suspend: 1;
-	bool must_resume: 1;
-	bool may_skip_resume: 1;
+	bool should_wakeup: 1;
 	struct hrtimer suspend_timer;
 	u64 timer_expires;
 	struct work_struct work;
@@ -5809,6 +5797,8 @@ struct dev_msi_info {
 
 struct dev_archdata {};
 
+struct dev_iommu;
+
 enum device_removable {
 	DEVICE_REMOVABLE_NOT_SUPPORTED = 0,
 	DEVICE_REMOVABLE_UNKNOWN = 1,
@@ -5838,11 +5828,7 @@ struct fwnode_handle;
 
 struct class;
 
-struct attribute_group;
-
 struct iommu_group;
-
-struct dev_iommu;
 
 struct device_physical_location;
 
@@ -5893,7 +5879,6 @@ struct device {
 	bool state_synced: 1;
 	bool can_match: 1;
 	bool dma_skip_sync: 1;
-	bool dma_iommu: 1;
 	long unsigned int flags[1];
 };
 
@@ -5966,28 +5951,6 @@ struct io_comp_batch {
 	struct rq_list req_list;
 	bool need_ts;
 	void (*complete)(struct io_comp_batch *);
-};
-
-typedef void (*poll_queue_proc)(struct file *, wait_queue_head_t *, struct poll_table_struct *);
-
-struct poll_table_struct {
-	poll_queue_proc _qproc;
-	__poll_t _key;
-};
-
-struct seq_file {
-	char *buf;
-	size_t size;
-	size_t from;
-	size_t count;
-	size_t pad_until;
-	loff_t index;
-	loff_t read_pos;
-	struct mutex lock;
-	const struct seq_operations *op;
-	int poll_event;
-	const struct file *file;
-	void *private;
 };
 
 struct offset_ctx {
@@ -6088,6 +6051,12 @@ struct bio_issue {
 	u64 value;
 };
 
+struct bio_vec {
+	struct page *bv_page;
+	unsigned int bv_len;
+	unsigned int bv_offset;
+};
+
 struct bio {
 	struct bio *bi_next;
 	struct block_device *bi_bdev;
@@ -6113,276 +6082,6 @@ struct bio {
 	struct bio_vec *bi_io_vec;
 	struct bio_set *bi_pool;
 	struct bio_vec bi_inline_vecs[0];
-};
-
-typedef __u64 Elf64_Addr;
-
-typedef __u16 Elf64_Half;
-
-typedef __u32 Elf64_Word;
-
-typedef __u64 Elf64_Xword;
-
-struct elf64_sym {
-	Elf64_Word st_name;
-	unsigned char st_info;
-	unsigned char st_other;
-	Elf64_Half st_shndx;
-	Elf64_Addr st_value;
-	Elf64_Xword st_size;
-};
-
-struct kernfs_root;
-
-struct kernfs_elem_dir {
-	long unsigned int subdirs;
-	struct rb_root children;
-	struct kernfs_root *root;
-	long unsigned int rev;
-};
-
-struct kernfs_elem_symlink {
-	struct kernfs_node *target_kn;
-};
-
-struct kernfs_ops;
-
-struct kernfs_open_node;
-
-struct kernfs_elem_attr {
-	const struct kernfs_ops *ops;
-	struct kernfs_open_node *open;
-	loff_t size;
-	struct kernfs_node *notify_next;
-};
-
-struct kernfs_iattrs;
-
-struct kernfs_node {
-	atomic_t count;
-	atomic_t active;
-	struct kernfs_node *parent;
-	const char *name;
-	struct rb_node rb;
-	const void *ns;
-	unsigned int hash;
-	short unsigned int flags;
-	umode_t mode;
-	union {
-		struct kernfs_elem_dir dir;
-		struct kernfs_elem_symlink symlink;
-		struct kernfs_elem_attr attr;
-	};
-	u64 id;
-	void *priv;
-	struct kernfs_iattrs *iattr;
-	struct callback_head rcu;
-};
-
-struct kernfs_open_file;
-
-struct kernfs_ops {
-	int (*open)(struct kernfs_open_file *);
-	void (*release)(struct kernfs_open_file *);
-	int (*seq_show)(struct seq_file *, void *);
-	void * (*seq_start)(struct seq_file *, loff_t *);
-	void * (*seq_next)(struct seq_file *, void *, loff_t *);
-	void (*seq_stop)(struct seq_file *, void *);
-	ssize_t (*read)(struct kernfs_open_file *, char *, size_t, loff_t);
-	size_t atomic_write_len;
-	bool prealloc;
-	ssize_t (*write)(struct kernfs_open_file *, char *, size_t, loff_t);
-	__poll_t (*poll)(struct kernfs_open_file *, struct poll_table_struct *);
-	int (*mmap)(struct kernfs_open_file *, struct vm_area_struct *);
-	loff_t (*llseek)(struct kernfs_open_file *, loff_t, int);
-};
-
-struct kernfs_open_file {
-	struct kernfs_node *kn;
-	struct file *file;
-	struct seq_file *seq_file;
-	void *priv;
-	struct mutex mutex;
-	struct mutex prealloc_mutex;
-	int event;
-	struct list_head list;
-	char *prealloc_buf;
-	size_t atomic_write_len;
-	bool mmapped: 1;
-	bool released: 1;
-	const struct vm_operations_struct *vm_ops;
-};
-
-enum kobj_ns_type {
-	KOBJ_NS_TYPE_NONE = 0,
-	KOBJ_NS_TYPE_NET = 1,
-	KOBJ_NS_TYPES = 2,
-};
-
-struct kobj_ns_type_operations {
-	enum kobj_ns_type type;
-	bool (*current_may_mount)(void);
-	void * (*grab_current_ns)(void);
-	const void * (*netlink_ns)(struct sock *);
-	const void * (*initial_ns)(void);
-	void (*drop_ns)(void *);
-};
-
-struct attribute {
-	const char *name;
-	umode_t mode;
-};
-
-struct bin_attribute;
-
-struct attribute_group {
-	const char *name;
-	umode_t (*is_visible)(struct kobject *, struct attribute *, int);
-	umode_t (*is_bin_visible)(struct kobject *, struct bin_attribute *, int);
-	struct attribute **attrs;
-	struct bin_attribute **bin_attrs;
-};
-
-struct bin_attribute {
-	struct attribute attr;
-	size_t size;
-	void *private;
-	struct address_space * (*f_mapping)(void);
-	ssize_t (*read)(struct file *, struct kobject *, struct bin_attribute *, char *, loff_t, size_t);
-	ssize_t (*write)(struct file *, struct kobject *, struct bin_attribute *, char *, loff_t, size_t);
-	loff_t (*llseek)(struct file *, struct kobject *, struct bin_attribute *, loff_t, int);
-	int (*mmap)(struct file *, struct kobject *, struct bin_attribute *, struct vm_area_struct *);
-};
-
-struct sysfs_ops {
-	ssize_t (*show)(struct kobject *, struct attribute *, char *);
-	ssize_t (*store)(struct kobject *, struct attribute *, const char *, size_t);
-};
-
-struct kset_uevent_ops;
-
-struct kset {
-	struct list_head list;
-	spinlock_t list_lock;
-	struct kobject kobj;
-	const struct kset_uevent_ops *uevent_ops;
-};
-
-struct kobj_type {
-	void (*release)(struct kobject *);
-	const struct sysfs_ops *sysfs_ops;
-	const struct attribute_group **default_groups;
-	const struct kobj_ns_type_operations * (*child_ns_type)(const struct kobject *);
-	const void * (*namespace)(const struct kobject *);
-	void (*get_ownership)(const struct kobject *, kuid_t *, kgid_t *);
-};
-
-struct kobj_uevent_env {
-	char *argv[3];
-	char *envp[64];
-	int envp_idx;
-	char buf[2048];
-	int buflen;
-};
-
-struct kset_uevent_ops {
-	int (* const filter)(const struct kobject *);
-	const char * (* const name)(const struct kobject *);
-	int (* const uevent)(const struct kobject *, struct kobj_uevent_env *);
-};
-
-struct kernel_param_ops {
-	unsigned int flags;
-	int (*set)(const char *, const struct kernel_param *);
-	int (*get)(char *, const struct kernel_param *);
-	void (*free)(void *);
-};
-
-struct kparam_string;
-
-struct kparam_array;
-
-struct kernel_param {
-	const char *name;
-	struct module *mod;
-	const struct kernel_param_ops *ops;
-	const u16 perm;
-	s8 level;
-	u8 flags;
-	union {
-		void *arg;
-		const struct kparam_string *str;
-		const struct kparam_array *arr;
-	};
-};
-
-struct kparam_string {
-	unsigned int maxlen;
-	char *string;
-};
-
-struct kparam_array {
-	unsigned int max;
-	unsigned int elemsize;
-	unsigned int *num;
-	const struct kernel_param_ops *ops;
-	void *elem;
-};
-
-typedef int (*parse_unknown_fn)(char *, char *, const char *, void *);
-
-struct module_attribute {
-	struct attribute attr;
-	ssize_t (*show)(struct module_attribute *, struct module_kobject *, char *);
-	ssize_t (*store)(struct module_attribute *, struct module_kobject *, const char *, size_t);
-	void (*setup)(struct module *, const char *);
-	int (*test)(struct module *);
-	void (*free)(struct module *);
-};
-
-struct kernel_symbol {
-	int value_offset;
-	int name_offset;
-	int namespace_offset;
-};
-
-struct trace_event_functions;
-
-struct trace_event {
-	struct hlist_node node;
-	int type;
-	struct trace_event_functions *funcs;
-};
-
-struct trace_event_class;
-
-struct bpf_prog_array;
-
-struct trace_event_call {
-	struct list_head list;
-	struct trace_event_class *class;
-	union {
-		const char *name;
-		struct tracepoint *tp;
-	};
-	struct trace_event event;
-	char *print_fmt;
-	union {
-		void *module;
-		atomic_t refcnt;
-	};
-	void *data;
-	int flags;
-	int perf_refcount;
-	struct hlist_head *perf_events;
-	struct bpf_prog_array *prog_array;
-	int (*perf_perm)(struct trace_event_call *, struct perf_event *);
-};
-
-struct trace_eval_map {
-	const char *system;
-	const char *eval_string;
-	long unsigned int eval_value;
 };
 
 struct linux_binprm {
@@ -6421,6 +6120,46 @@ struct binfmt_misc {
 	bool enabled;
 };
 
+struct rhashtable;
+
+struct rhashtable_compare_arg {
+	struct rhashtable *ht;
+	const void *key;
+};
+
+typedef u32 (*rht_hashfn_t)(const void *, u32, u32);
+
+typedef u32 (*rht_obj_hashfn_t)(const void *, u32, u32);
+
+typedef int (*rht_obj_cmpfn_t)(struct rhashtable_compare_arg *, const void *);
+
+struct rhashtable_params {
+	u16 nelem_hint;
+	u16 key_len;
+	u16 key_offset;
+	u16 head_offset;
+	unsigned int max_size;
+	u16 min_size;
+	bool automatic_shrinking;
+	rht_hashfn_t hashfn;
+	rht_obj_hashfn_t obj_hashfn;
+	rht_obj_cmpfn_t obj_cmpfn;
+};
+
+struct bucket_table;
+
+struct rhashtable {
+	struct bucket_table *tbl;
+	unsigned int key_len;
+	unsigned int max_elems;
+	struct rhashtable_params p;
+	bool rhlist;
+	struct work_struct run_work;
+	struct mutex mutex;
+	spinlock_t lock;
+	atomic_t nelems;
+};
+
 struct dev_pm_ops {
 	int (*prepare)(struct device *);
 	void (*complete)(struct device *);
@@ -6450,29 +6189,6 @@ struct dev_pm_ops {
 struct pm_subsys_data {
 	spinlock_t lock;
 	unsigned int refcount;
-};
-
-struct wakeup_source {
-	const char *name;
-	int id;
-	struct list_head entry;
-	spinlock_t lock;
-	struct wake_irq *wakeirq;
-	struct timer_list timer;
-	long unsigned int timer_expires;
-	ktime_t total_time;
-	ktime_t max_time;
-	ktime_t last_time;
-	ktime_t start_prevent_time;
-	ktime_t prevent_sleep_time;
-	long unsigned int event_count;
-	long unsigned int active_count;
-	long unsigned int relax_count;
-	long unsigned int expire_count;
-	long unsigned int wakeup_count;
-	struct device *dev;
-	bool active: 1;
-	bool autosleep_enabled: 1;
 };
 
 struct dev_pm_domain {
@@ -6947,26 +6663,14 @@ struct icmp_mib;
 
 struct icmpmsg_mib;
 
-struct icmpv6_mib;
-
-struct icmpv6msg_mib;
-
-struct proc_dir_entry;
-
 struct netns_mib {
 	struct ipstats_mib *ip_statistics;
-	struct ipstats_mib *ipv6_statistics;
 	struct tcp_mib *tcp_statistics;
 	struct linux_mib *net_statistics;
 	struct udp_mib *udp_statistics;
-	struct udp_mib *udp_stats_in6;
 	struct udp_mib *udplite_statistics;
-	struct udp_mib *udplite_stats_in6;
 	struct icmp_mib *icmp_statistics;
 	struct icmpmsg_mib *icmpmsg_statistics;
-	struct icmpv6_mib *icmpv6_statistics;
-	struct icmpv6msg_mib *icmpv6msg_statistics;
-	struct proc_dir_entry *proc_net_devsnmp6;
 };
 
 struct netns_packet {
@@ -7232,210 +6936,17 @@ struct netns_ipv4 {
 	long: 64;
 };
 
-struct dst_entry;
-
-struct neighbour;
-
-struct dst_ops {
-	short unsigned int family;
-	unsigned int gc_thresh;
-	void (*gc)(struct dst_ops *);
-	struct dst_entry * (*check)(struct dst_entry *, __u32);
-	unsigned int (*default_advmss)(const struct dst_entry *);
-	unsigned int (*mtu)(const struct dst_entry *);
-	u32 * (*cow_metrics)(struct dst_entry *, long unsigned int);
-	void (*destroy)(struct dst_entry *);
-	void (*ifdown)(struct dst_entry *, struct net_device *);
-	void (*negative_advice)(struct sock *, struct dst_entry *);
-	void (*link_failure)(struct sk_buff *);
-	void (*update_pmtu)(struct dst_entry *, struct sock *, struct sk_buff *, u32, bool);
-	void (*redirect)(struct dst_entry *, struct sock *, struct sk_buff *);
-	int (*local_out)(struct net *, struct sock *, struct sk_buff *);
-	struct neighbour * (*neigh_lookup)(const struct dst_entry *, struct sk_buff *, const void *);
-	void (*confirm_neigh)(const struct dst_entry *, const void *);
-	struct kmem_cache *kmem_cachep;
-	struct percpu_counter pcpuc_entries;
-	long: 64;
-	long: 64;
-	long: 64;
-};
-
-struct netns_sysctl_ipv6 {
-	struct ctl_table_header *hdr;
-	struct ctl_table_header *route_hdr;
-	struct ctl_table_header *icmp_hdr;
-	struct ctl_table_header *frags_hdr;
-	struct ctl_table_header *xfrm6_hdr;
-	int flush_delay;
-	int ip6_rt_max_size;
-	int ip6_rt_gc_min_interval;
-	int ip6_rt_gc_timeout;
-	int ip6_rt_gc_interval;
-	int ip6_rt_gc_elasticity;
-	int ip6_rt_mtu_expires;
-	int ip6_rt_min_advmss;
-	u32 multipath_hash_fields;
-	u8 multipath_hash_policy;
-	u8 bindv6only;
-	u8 flowlabel_consistency;
-	u8 auto_flowlabels;
-	int icmpv6_time;
-	u8 icmpv6_echo_ignore_all;
-	u8 icmpv6_echo_ignore_multicast;
-	u8 icmpv6_echo_ignore_anycast;
-	long unsigned int icmpv6_ratemask[4];
-	long unsigned int *icmpv6_ratemask_ptr;
-	u8 anycast_src_echo_reply;
-	u8 ip_nonlocal_bind;
-	u8 fwmark_reflect;
-	u8 flowlabel_state_ranges;
-	int idgen_retries;
-	int idgen_delay;
-	int flowlabel_reflect;
-	int max_dst_opts_cnt;
-	int max_hbh_opts_cnt;
-	int max_dst_opts_len;
-	int max_hbh_opts_len;
-	int seg6_flowlabel;
-	u32 ioam6_id;
-	u64 ioam6_id_wide;
-	u8 skip_notify_on_dev_down;
-	u8 fib_notify_on_flag_change;
-	u8 icmpv6_error_anycast_as_unicast;
-};
-
-struct ipv6_devconf;
-
-struct fib6_info;
-
-struct rt6_info;
-
-struct rt6_statistics;
-
-struct fib6_table;
-
-struct seg6_pernet_data;
-
-struct ioam6_pernet_data;
-
-struct netns_ipv6 {
-	struct dst_ops ip6_dst_ops;
-	struct netns_sysctl_ipv6 sysctl;
-	struct ipv6_devconf *devconf_all;
-	struct ipv6_devconf *devconf_dflt;
-	struct inet_peer_base *peers;
-	struct fqdir *fqdir;
-	struct fib6_info *fib6_null_entry;
-	struct rt6_info *ip6_null_entry;
-	struct rt6_statistics *rt6_stats;
-	struct timer_list ip6_fib_timer;
-	struct hlist_head *fib_table_hash;
-	struct fib6_table *fib6_main_tbl;
-	struct list_head fib6_walkers;
-	rwlock_t fib6_walker_lock;
-	spinlock_t fib6_gc_lock;
-	atomic_t ip6_rt_gc_expire;
-	long unsigned int ip6_rt_last_gc;
-	unsigned char flowlabel_has_excl;
-	struct sock *ndisc_sk;
-	struct sock *tcp_sk;
-	struct sock *igmp_sk;
-	struct sock *mc_autojoin_sk;
-	struct hlist_head *inet6_addr_lst;
-	spinlock_t addrconf_hash_lock;
-	struct delayed_work addr_chk_work;
-	atomic_t dev_addr_genid;
-	atomic_t fib6_sernum;
-	struct seg6_pernet_data *seg6_data;
-	struct fib_notifier_ops *notifier_ops;
-	struct fib_notifier_ops *ip6mr_notifier_ops;
-	unsigned int ipmr_seq;
-	struct {
-		struct hlist_head head;
-		spinlock_t lock;
-		u32 seq;
-	} ip6addrlbl_table;
-	struct ioam6_pernet_data *ioam6_data;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-};
-
 struct netns_bpf {
 	struct bpf_prog_array *run_array[2];
 	struct bpf_prog *progs[2];
 	struct list_head links[2];
 };
 
-struct xfrm_policy_hash {
-	struct hlist_head *table;
-	unsigned int hmask;
-	u8 dbits4;
-	u8 sbits4;
-	u8 dbits6;
-	u8 sbits6;
-};
-
-struct xfrm_policy_hthresh {
-	struct work_struct work;
-	seqlock_t lock;
-	u8 lbits4;
-	u8 rbits4;
-	u8 lbits6;
-	u8 rbits6;
-};
-
-struct netns_xfrm {
-	struct list_head state_all;
-	struct hlist_head *state_bydst;
-	struct hlist_head *state_bysrc;
-	struct hlist_head *state_byspi;
-	struct hlist_head *state_byseq;
-	struct hlist_head *state_cache_input;
-	unsigned int state_hmask;
-	unsigned int state_num;
-	struct work_struct state_hash_work;
-	struct list_head policy_all;
-	struct hlist_head *policy_byidx;
-	unsigned int policy_idx_hmask;
-	unsigned int idx_generator;
-	struct xfrm_policy_hash policy_bydst[3];
-	unsigned int policy_count[6];
-	struct work_struct policy_hash_work;
-	struct xfrm_policy_hthresh policy_hthresh;
-	struct list_head inexact_bins;
-	struct sock *nlsk;
-	struct sock *nlsk_stash;
-	u32 sysctl_aevent_etime;
-	u32 sysctl_aevent_rseqth;
-	int sysctl_larval_drop;
-	u32 sysctl_acq_expires;
-	u8 policy_default[3];
-	struct ctl_table_header *sysctl_hdr;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	struct dst_ops xfrm4_dst_ops;
-	struct dst_ops xfrm6_dst_ops;
-	spinlock_t xfrm_state_lock;
-	seqcount_spinlock_t xfrm_state_hash_generation;
-	seqcount_spinlock_t xfrm_policy_hash_generation;
-	spinlock_t xfrm_policy_lock;
-	struct mutex xfrm_cfg_mutex;
-	struct delayed_work nat_keepalive_work;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-};
+struct proc_dir_entry;
 
 struct uevent_sock;
+
+struct net_device;
 
 struct net_generic;
 
@@ -7479,23 +6990,11 @@ struct net {
 	long: 64;
 	long: 64;
 	long: 64;
-	long: 64;
-	long: 64;
 	struct netns_ipv4 ipv4;
-	struct netns_ipv6 ipv6;
 	struct net_generic *gen;
 	struct netns_bpf bpf;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	struct netns_xfrm xfrm;
 	u64 net_cookie;
 	struct sock *diag_nlsk;
-	long: 64;
 	long: 64;
 	long: 64;
 	long: 64;
@@ -8381,6 +7880,23 @@ struct partition_meta_info {
 	u8 volname[64];
 };
 
+struct kvec {
+	void *iov_base;
+	size_t iov_len;
+};
+
+struct folio_queue {
+	struct folio_batch vec;
+	u8 orders[31];
+	struct folio_queue *next;
+	struct folio_queue *prev;
+	long unsigned int marks;
+	long unsigned int marks2;
+	long unsigned int marks3;
+	unsigned int rreq_id;
+	unsigned int debug_id;
+};
+
 struct mem_cgroup_reclaim_iter {
 	struct mem_cgroup *position;
 	atomic_t generation;
@@ -8888,6 +8404,191 @@ struct bpf_prog_array {
 	struct bpf_prog_array_item items[0];
 };
 
+typedef unsigned int sk_buff_data_t;
+
+struct sk_buff {
+	union {
+		struct {
+			struct sk_buff *next;
+			struct sk_buff *prev;
+			union {
+				struct net_device *dev;
+				long unsigned int dev_scratch;
+			};
+		};
+		struct rb_node rbnode;
+		struct list_head list;
+		struct llist_node ll_node;
+	};
+	struct sock *sk;
+	union {
+		ktime_t tstamp;
+		u64 skb_mstamp_ns;
+	};
+	char cb[48];
+	union {
+		struct {
+			long unsigned int _skb_refdst;
+			void (*destructor)(struct sk_buff *);
+		};
+		struct list_head tcp_tsorted_anchor;
+		long unsigned int _sk_redir;
+	};
+	unsigned int len;
+	unsigned int data_len;
+	__u16 mac_len;
+	__u16 hdr_len;
+	__u16 queue_mapping;
+	__u8 __cloned_offset[0];
+	__u8 cloned: 1;
+	__u8 nohdr: 1;
+	__u8 fclone: 2;
+	__u8 peeked: 1;
+	__u8 head_frag: 1;
+	__u8 pfmemalloc: 1;
+	__u8 pp_recycle: 1;
+	union {
+		struct {
+			__u8 __pkt_type_offset[0];
+			__u8 pkt_type: 3;
+			__u8 ignore_df: 1;
+			__u8 dst_pending_confirm: 1;
+			__u8 ip_summed: 2;
+			__u8 ooo_okay: 1;
+			__u8 __mono_tc_offset[0];
+			__u8 tstamp_type: 2;
+			__u8 tc_at_ingress: 1;
+			__u8 tc_skip_classify: 1;
+			__u8 remcsum_offload: 1;
+			__u8 csum_complete_sw: 1;
+			__u8 csum_level: 2;
+			__u8 inner_protocol_type: 1;
+			__u8 l4_hash: 1;
+			__u8 sw_hash: 1;
+			__u8 no_fcs: 1;
+			__u8 encapsulation: 1;
+			__u8 encap_hdr_csum: 1;
+			__u8 csum_valid: 1;
+			__u8 redirected: 1;
+			__u8 nf_skip_egress: 1;
+			__u8 slow_gro: 1;
+			__u8 unreadable: 1;
+			__u8 tc_depth: 2;
+			__u16 tc_index;
+			u16 alloc_cpu;
+			union {
+				__wsum csum;
+				struct {
+					__u16 csum_start;
+					__u16 csum_offset;
+				};
+			};
+			__u32 priority;
+			int skb_iif;
+			__u32 hash;
+			union {
+				u32 vlan_all;
+				struct {
+					__be16 vlan_proto;
+					__u16 vlan_tci;
+				};
+			};
+			union {
+				unsigned int napi_id;
+				unsigned int sender_cpu;
+			};
+			__u32 secmark;
+			union {
+				__u32 mark;
+				__u32 reserved_tailroom;
+			};
+			union {
+				__be16 inner_protocol;
+				__u8 inner_ipproto;
+			};
+			__u16 inner_transport_header;
+			__u16 inner_network_header;
+			__u16 inner_mac_header;
+			__be16 protocol;
+			__u16 transport_header;
+			__u16 network_header;
+			__u16 mac_header;
+		};
+		struct {
+			__u8 __pkt_type_offset[0];
+			__u8 pkt_type: 3;
+			__u8 ignore_df: 1;
+			__u8 dst_pending_confirm: 1;
+			__u8 ip_summed: 2;
+			__u8 ooo_okay: 1;
+			__u8 __mono_tc_offset[0];
+			__u8 tstamp_type: 2;
+			__u8 tc_at_ingress: 1;
+			__u8 tc_skip_classify: 1;
+			__u8 remcsum_offload: 1;
+			__u8 csum_complete_sw: 1;
+			__u8 csum_level: 2;
+			__u8 inner_protocol_type: 1;
+			__u8 l4_hash: 1;
+			__u8 sw_hash: 1;
+			__u8 no_fcs: 1;
+			__u8 encapsulation: 1;
+			__u8 encap_hdr_csum: 1;
+			__u8 csum_valid: 1;
+			__u8 redirected: 1;
+			__u8 nf_skip_egress: 1;
+			__u8 slow_gro: 1;
+			__u8 unreadable: 1;
+			__u8 tc_depth: 2;
+			__u16 tc_index;
+			u16 alloc_cpu;
+			union {
+				__wsum csum;
+				struct {
+					__u16 csum_start;
+					__u16 csum_offset;
+				};
+			};
+			__u32 priority;
+			int skb_iif;
+			__u32 hash;
+			union {
+				u32 vlan_all;
+				struct {
+					__be16 vlan_proto;
+					__u16 vlan_tci;
+				};
+			};
+			union {
+				unsigned int napi_id;
+				unsigned int sender_cpu;
+			};
+			__u32 secmark;
+			union {
+				__u32 mark;
+				__u32 reserved_tailroom;
+			};
+			union {
+				__be16 inner_protocol;
+				__u8 inner_ipproto;
+			};
+			__u16 inner_transport_header;
+			__u16 inner_network_header;
+			__u16 inner_mac_header;
+			__be16 protocol;
+			__u16 transport_header;
+			__u16 network_header;
+			__u16 mac_header;
+		} headers;
+	};
+	sk_buff_data_t tail;
+	sk_buff_data_t end;
+	unsigned char *head;
+	unsigned char *data;
+	unsigned int truesize;
+	refcount_t users;
+};
+
 struct perf_callchain_entry {
 	__u64 nr;
 	__u64 ip[0];
@@ -9238,163 +8939,6 @@ struct fwnode_reference_args {
 	struct fwnode_handle *fwnode;
 	unsigned int nargs;
 	u64 args[16];
-};
-
-typedef long unsigned int efi_status_t;
-
-typedef u8 efi_bool_t;
-
-typedef u16 efi_char16_t;
-
-typedef guid_t efi_guid_t;
-
-typedef struct {
-	u64 signature;
-	u32 revision;
-	u32 headersize;
-	u32 crc32;
-	u32 reserved;
-} efi_table_hdr_t;
-
-typedef struct {
-	u32 type;
-	u32 pad;
-	u64 phys_addr;
-	u64 virt_addr;
-	u64 num_pages;
-	u64 attribute;
-} efi_memory_desc_t;
-
-typedef struct {
-	efi_guid_t guid;
-	u32 headersize;
-	u32 flags;
-	u32 imagesize;
-} efi_capsule_header_t;
-
-typedef struct {
-	u16 year;
-	u8 month;
-	u8 day;
-	u8 hour;
-	u8 minute;
-	u8 second;
-	u8 pad1;
-	u32 nanosecond;
-	s16 timezone;
-	u8 daylight;
-	u8 pad2;
-} efi_time_t;
-
-typedef struct {
-	u32 resolution;
-	u32 accuracy;
-	u8 sets_to_zero;
-} efi_time_cap_t;
-
-typedef struct {
-	efi_table_hdr_t hdr;
-	u32 get_time;
-	u32 set_time;
-	u32 get_wakeup_time;
-	u32 set_wakeup_time;
-	u32 set_virtual_address_map;
-	u32 convert_pointer;
-	u32 get_variable;
-	u32 get_next_variable;
-	u32 set_variable;
-	u32 get_next_high_mono_count;
-	u32 reset_system;
-	u32 update_capsule;
-	u32 query_capsule_caps;
-	u32 query_variable_info;
-} efi_runtime_services_32_t;
-
-typedef efi_status_t efi_get_time_t(efi_time_t *, efi_time_cap_t *);
-
-typedef efi_status_t efi_set_time_t(efi_time_t *);
-
-typedef efi_status_t efi_get_wakeup_time_t(efi_bool_t *, efi_bool_t *, efi_time_t *);
-
-typedef efi_status_t efi_set_wakeup_time_t(efi_bool_t, efi_time_t *);
-
-typedef efi_status_t efi_get_variable_t(efi_char16_t *, efi_guid_t *, u32 *, long unsigned int *, void *);
-
-typedef efi_status_t efi_get_next_variable_t(long unsigned int *, efi_char16_t *, efi_guid_t *);
-
-typedef efi_status_t efi_set_variable_t(efi_char16_t *, efi_guid_t *, u32, long unsigned int, void *);
-
-typedef efi_status_t efi_get_next_high_mono_count_t(u32 *);
-
-typedef void efi_reset_system_t(int, efi_status_t, long unsigned int, efi_char16_t *);
-
-typedef efi_status_t efi_query_variable_info_t(u32, u64 *, u64 *, u64 *);
-
-typedef efi_status_t efi_update_capsule_t(efi_capsule_header_t **, long unsigned int, long unsigned int);
-
-typedef efi_status_t efi_query_capsule_caps_t(efi_capsule_header_t **, long unsigned int, u64 *, int *);
-
-typedef union {
-	struct {
-		efi_table_hdr_t hdr;
-		efi_status_t (*get_time)(efi_time_t *, efi_time_cap_t *);
-		efi_status_t (*set_time)(efi_time_t *);
-		efi_status_t (*get_wakeup_time)(efi_bool_t *, efi_bool_t *, efi_time_t *);
-		efi_status_t (*set_wakeup_time)(efi_bool_t, efi_time_t *);
-		efi_status_t (*set_virtual_address_map)(long unsigned int, long unsigned int, u32, efi_memory_desc_t *);
-		void *convert_pointer;
-		efi_status_t (*get_variable)(efi_char16_t *, efi_guid_t *, u32 *, long unsigned int *, void *);
-		efi_status_t (*get_next_variable)(long unsigned int *, efi_char16_t *, efi_guid_t *);
-		efi_status_t (*set_variable)(efi_char16_t *, efi_guid_t *, u32, long unsigned int, void *);
-		efi_status_t (*get_next_high_mono_count)(u32 *);
-		void (*reset_system)(int, efi_status_t, long unsigned int, efi_char16_t *);
-		efi_status_t (*update_capsule)(efi_capsule_header_t **, long unsigned int, long unsigned int);
-		efi_status_t (*query_capsule_caps)(efi_capsule_header_t **, long unsigned int, u64 *, int *);
-		efi_status_t (*query_variable_info)(u32, u64 *, u64 *, u64 *);
-	};
-	efi_runtime_services_32_t mixed_mode;
-} efi_runtime_services_t;
-
-struct efi_memory_map {
-	phys_addr_t phys_map;
-	void *map;
-	void *map_end;
-	int nr_map;
-	long unsigned int desc_version;
-	long unsigned int desc_size;
-	long unsigned int flags;
-};
-
-struct efi {
-	const efi_runtime_services_t *runtime;
-	unsigned int runtime_version;
-	unsigned int runtime_supported_mask;
-	long unsigned int acpi;
-	long unsigned int acpi20;
-	long unsigned int smbios;
-	long unsigned int smbios3;
-	long unsigned int esrt;
-	long unsigned int tpm_log;
-	long unsigned int tpm_final_log;
-	long unsigned int mokvar_table;
-	long unsigned int coco_secret;
-	long unsigned int unaccepted;
-	efi_get_time_t *get_time;
-	efi_set_time_t *set_time;
-	efi_get_wakeup_time_t *get_wakeup_time;
-	efi_set_wakeup_time_t *set_wakeup_time;
-	efi_get_variable_t *get_variable;
-	efi_get_next_variable_t *get_next_variable;
-	efi_set_variable_t *set_variable;
-	efi_set_variable_t *set_variable_nonblocking;
-	efi_query_variable_info_t *query_variable_info;
-	efi_query_variable_info_t *query_variable_info_nonblocking;
-	efi_update_capsule_t *update_capsule;
-	efi_query_capsule_caps_t *query_capsule_caps;
-	efi_get_next_high_mono_count_t *get_next_high_mono_count;
-	efi_reset_system_t *reset_system;
-	struct efi_memory_map memmap;
-	long unsigned int flags;
 };
 
 struct property {
@@ -9910,14 +9454,6 @@ struct icmpmsg_mib {
 	atomic_long_t mibs[512];
 };
 
-struct icmpv6_mib {
-	long unsigned int mibs[7];
-};
-
-struct icmpv6msg_mib {
-	atomic_long_t mibs[512];
-};
-
 struct tcp_mib {
 	long unsigned int mibs[16];
 };
@@ -10051,46 +9587,6 @@ struct tcp_congestion_ops {
 	long: 64;
 };
 
-typedef struct {
-	atomic_t refcnt;
-} rcuref_t;
-
-typedef struct {} netdevice_tracker;
-
-struct xfrm_state;
-
-struct uncached_list;
-
-struct lwtunnel_state;
-
-struct dst_entry {
-	union {
-		struct net_device *dev;
-		struct net_device *dev_rcu;
-	};
-	struct dst_ops *ops;
-	long unsigned int _metrics;
-	long unsigned int expires;
-	struct xfrm_state *xfrm;
-	int (*input)(struct sk_buff *);
-	int (*output)(struct net *, struct sock *, struct sk_buff *);
-	short unsigned int flags;
-	short int obsolete;
-	short unsigned int header_len;
-	short unsigned int trailer_len;
-	rcuref_t __rcuref;
-	int __use;
-	long unsigned int lastuse;
-	struct callback_head callback_head;
-	short int error;
-	short int __pad;
-	__u32 tclassid;
-	netdevice_tracker dev_tracker;
-	struct list_head rt_uncached;
-	struct uncached_list *rt_uncached_list;
-	struct lwtunnel_state *lwtstate;
-};
-
 enum nf_inet_hooks {
 	NF_INET_PRE_ROUTING = 0,
 	NF_INET_LOCAL_IN = 1,
@@ -10174,19 +9670,6 @@ enum flow_dissector_key_id {
 	FLOW_DISSECTOR_KEY_MAX = 33,
 };
 
-struct skb_ext {
-	refcount_t refcnt;
-	u8 offset[1];
-	u8 chunks;
-	long: 0;
-	char data[0];
-};
-
-enum skb_ext_id {
-	SKB_EXT_SEC_PATH = 0,
-	SKB_EXT_NUM = 1,
-};
-
 struct trace_event_raw_initcall_level {
 	struct trace_entry ent;
 	u32 __data_loc_level;
@@ -10248,6 +9731,10 @@ typedef __u64 __be64;
 
 typedef unsigned int slab_flags_t;
 
+typedef struct {
+	atomic_t refcnt;
+} rcuref_t;
+
 struct fs_struct {
 	int users;
 	spinlock_t lock;
@@ -10304,143 +9791,238 @@ enum pageflags {
 	PG_partially_mapped = 16,
 };
 
-typedef short unsigned int __kernel_sa_family_t;
+typedef __u64 __addrpair;
 
-typedef __kernel_sa_family_t sa_family_t;
+typedef __u32 __portpair;
 
-struct sockaddr {
-	sa_family_t sa_family;
+typedef struct {
+	struct net *net;
+} possible_net_t;
+
+struct proto;
+
+struct sock_common {
 	union {
-		char sa_data_min[14];
+		__addrpair skc_addrpair;
 		struct {
-			struct {} __empty_sa_data;
-			char sa_data[0];
+			__be32 skc_daddr;
+			__be32 skc_rcv_saddr;
 		};
 	};
-};
-
-struct ubuf_info;
-
-struct msghdr {
-	void *msg_name;
-	int msg_namelen;
-	int msg_inq;
-	struct iov_iter msg_iter;
 	union {
-		void *msg_control;
-		void *msg_control_user;
+		unsigned int skc_hash;
+		__u16 skc_u16hashes[2];
 	};
-	bool msg_control_is_user: 1;
-	bool msg_get_inq: 1;
-	unsigned int msg_flags;
-	__kernel_size_t msg_controllen;
-	struct kiocb *msg_iocb;
-	struct ubuf_info *msg_ubuf;
-	int (*sg_from_iter)(struct sk_buff *, struct iov_iter *, size_t);
-};
-
-struct ubuf_info_ops;
-
-struct ubuf_info {
-	const struct ubuf_info_ops *ops;
-	refcount_t refcnt;
-	u8 flags;
-};
-
-typedef struct {
-	unsigned int clock_rate;
-	unsigned int clock_type;
-	short unsigned int loopback;
-} sync_serial_settings;
-
-typedef struct {
-	unsigned int clock_rate;
-	unsigned int clock_type;
-	short unsigned int loopback;
-	unsigned int slot_map;
-} te1_settings;
-
-typedef struct {
-	short unsigned int encoding;
-	short unsigned int parity;
-} raw_hdlc_proto;
-
-typedef struct {
-	unsigned int t391;
-	unsigned int t392;
-	unsigned int n391;
-	unsigned int n392;
-	unsigned int n393;
-	short unsigned int lmi;
-	short unsigned int dce;
-} fr_proto;
-
-typedef struct {
-	unsigned int dlci;
-} fr_proto_pvc;
-
-typedef struct {
-	unsigned int dlci;
-	char master[16];
-} fr_proto_pvc_info;
-
-typedef struct {
-	unsigned int interval;
-	unsigned int timeout;
-} cisco_proto;
-
-typedef struct {
-	short unsigned int dce;
-	unsigned int modulo;
-	unsigned int window;
-	unsigned int t1;
-	unsigned int t2;
-	unsigned int n2;
-} x25_hdlc_proto;
-
-struct ifmap {
-	long unsigned int mem_start;
-	long unsigned int mem_end;
-	short unsigned int base_addr;
-	unsigned char irq;
-	unsigned char dma;
-	unsigned char port;
-};
-
-struct if_settings {
-	unsigned int type;
-	unsigned int size;
 	union {
-		raw_hdlc_proto *raw_hdlc;
-		cisco_proto *cisco;
-		fr_proto *fr;
-		fr_proto_pvc *fr_pvc;
-		fr_proto_pvc_info *fr_pvc_info;
-		x25_hdlc_proto *x25;
-		sync_serial_settings *sync;
-		te1_settings *te1;
-	} ifs_ifsu;
+		__portpair skc_portpair;
+		struct {
+			__be16 skc_dport;
+			__u16 skc_num;
+		};
+	};
+	short unsigned int skc_family;
+	volatile unsigned char skc_state;
+	unsigned char skc_reuse: 4;
+	unsigned char skc_reuseport: 1;
+	unsigned char skc_ipv6only: 1;
+	unsigned char skc_net_refcnt: 1;
+	int skc_bound_dev_if;
+	union {
+		struct hlist_node skc_bind_node;
+		struct hlist_node skc_portaddr_node;
+	};
+	struct proto *skc_prot;
+	possible_net_t skc_net;
+	atomic64_t skc_cookie;
+	union {
+		long unsigned int skc_flags;
+		struct sock *skc_listener;
+		struct inet_timewait_death_row *skc_tw_dr;
+	};
+	int skc_dontcopy_begin[0];
+	union {
+		struct hlist_node skc_node;
+		struct hlist_nulls_node skc_nulls_node;
+	};
+	short unsigned int skc_tx_queue_mapping;
+	short unsigned int skc_rx_queue_mapping;
+	union {
+		int skc_incoming_cpu;
+		u32 skc_rcv_wnd;
+		u32 skc_tw_rcv_nxt;
+	};
+	refcount_t skc_refcnt;
+	int skc_dontcopy_end[0];
+	union {
+		u32 skc_rxhash;
+		u32 skc_window_clamp;
+		u32 skc_tw_snd_nxt;
+	};
 };
 
-struct ifreq {
+struct sk_buff_list {
+	struct sk_buff *next;
+	struct sk_buff *prev;
+};
+
+struct sk_buff_head {
 	union {
-		char ifrn_name[16];
-	} ifr_ifrn;
+		struct {
+			struct sk_buff *next;
+			struct sk_buff *prev;
+		};
+		struct sk_buff_list list;
+	};
+	__u32 qlen;
+	spinlock_t lock;
+};
+
+typedef struct {
+	spinlock_t slock;
+	int owned;
+	wait_queue_head_t wq;
+} socket_lock_t;
+
+typedef u64 netdev_features_t;
+
+struct sock_cgroup_data {
+	struct cgroup *cgroup;
+	u32 classid;
+	u16 prioidx;
+};
+
+typedef struct {} netns_tracker;
+
+struct dst_entry;
+
+struct sk_filter;
+
+struct socket_wq;
+
+struct socket;
+
+struct sock_reuseport;
+
+struct sock {
+	struct sock_common __sk_common;
+	__u8 __cacheline_group_begin__sock_write_rx[0];
+	atomic_t sk_drops;
+	__s32 sk_peek_off;
+	struct sk_buff_head sk_error_queue;
+	struct sk_buff_head sk_receive_queue;
+	struct {
+		atomic_t rmem_alloc;
+		int len;
+		struct sk_buff *head;
+		struct sk_buff *tail;
+	} sk_backlog;
+	__u8 __cacheline_group_end__sock_write_rx[0];
+	__u8 __cacheline_group_begin__sock_read_rx[0];
+	struct dst_entry *sk_rx_dst;
+	int sk_rx_dst_ifindex;
+	u32 sk_rx_dst_cookie;
+	unsigned int sk_ll_usec;
+	unsigned int sk_napi_id;
+	u16 sk_busy_poll_budget;
+	u8 sk_prefer_busy_poll;
+	u8 sk_userlocks;
+	int sk_rcvbuf;
+	struct sk_filter *sk_filter;
 	union {
-		struct sockaddr ifru_addr;
-		struct sockaddr ifru_dstaddr;
-		struct sockaddr ifru_broadaddr;
-		struct sockaddr ifru_netmask;
-		struct sockaddr ifru_hwaddr;
-		short int ifru_flags;
-		int ifru_ivalue;
-		int ifru_mtu;
-		struct ifmap ifru_map;
-		char ifru_slave[16];
-		char ifru_newname[16];
-		void *ifru_data;
-		struct if_settings ifru_settings;
-	} ifr_ifru;
+		struct socket_wq *sk_wq;
+		struct socket_wq *sk_wq_raw;
+	};
+	void (*sk_data_ready)(struct sock *);
+	long int sk_rcvtimeo;
+	int sk_rcvlowat;
+	__u8 __cacheline_group_end__sock_read_rx[0];
+	__u8 __cacheline_group_begin__sock_read_rxtx[0];
+	int sk_err;
+	struct socket *sk_socket;
+	struct mem_cgroup *sk_memcg;
+	__u8 __cacheline_group_end__sock_read_rxtx[0];
+	__u8 __cacheline_group_begin__sock_write_rxtx[0];
+	socket_lock_t sk_lock;
+	u32 sk_reserved_mem;
+	int sk_forward_alloc;
+	u32 sk_tsflags;
+	__u8 __cacheline_group_end__sock_write_rxtx[0];
+	__u8 __cacheline_group_begin__sock_write_tx[0];
+	int sk_write_pending;
+	atomic_t sk_omem_alloc;
+	int sk_sndbuf;
+	int sk_wmem_queued;
+	refcount_t sk_wmem_alloc;
+	long unsigned int sk_tsq_flags;
+	union {
+		struct sk_buff *sk_send_head;
+		struct rb_root tcp_rtx_queue;
+	};
+	struct sk_buff_head sk_write_queue;
+	u32 sk_dst_pending_confirm;
+	u32 sk_pacing_status;
+	struct page_frag sk_frag;
+	union {
+		struct timer_list sk_timer;
+		struct timer_list mptcp_retransmit_timer;
+	};
+	long unsigned int sk_pacing_rate;
+	atomic_t sk_zckey;
+	atomic_t sk_tskey;
+	__u8 __cacheline_group_end__sock_write_tx[0];
+	__u8 __cacheline_group_begin__sock_read_tx[0];
+	long unsigned int sk_max_pacing_rate;
+	long int sk_sndtimeo;
+	u32 sk_priority;
+	u32 sk_mark;
+	struct dst_entry *sk_dst_cache;
+	netdev_features_t sk_route_caps;
+	u16 sk_gso_type;
+	u16 sk_gso_max_segs;
+	unsigned int sk_gso_max_size;
+	gfp_t sk_allocation;
+	u32 sk_txhash;
+	u8 sk_pacing_shift;
+	bool sk_use_task_frag;
+	__u8 __cacheline_group_end__sock_read_tx[0];
+	u8 sk_gso_disabled: 1;
+	u8 sk_kern_sock: 1;
+	u8 sk_no_check_tx: 1;
+	u8 sk_no_check_rx: 1;
+	u8 sk_shutdown;
+	u16 sk_type;
+	u16 sk_protocol;
+	long unsigned int sk_lingertime;
+	struct proto *sk_prot_creator;
+	rwlock_t sk_callback_lock;
+	int sk_err_soft;
+	u32 sk_ack_backlog;
+	u32 sk_max_ack_backlog;
+	kuid_t sk_uid;
+	spinlock_t sk_peer_lock;
+	int sk_bind_phc;
+	struct pid *sk_peer_pid;
+	const struct cred *sk_peer_cred;
+	ktime_t sk_stamp;
+	int sk_disconnects;
+	u8 sk_txrehash;
+	u8 sk_clockid;
+	u8 sk_txtime_deadline_mode: 1;
+	u8 sk_txtime_report_errors: 1;
+	u8 sk_txtime_unused: 6;
+	void *sk_user_data;
+	void *sk_security;
+	struct sock_cgroup_data sk_cgrp_data;
+	void (*sk_state_change)(struct sock *);
+	void (*sk_write_space)(struct sock *);
+	void (*sk_error_report)(struct sock *);
+	int (*sk_backlog_rcv)(struct sock *, struct sk_buff *);
+	void (*sk_destruct)(struct sock *);
+	struct sock_reuseport *sk_reuseport_cb;
+	struct bpf_local_storage *sk_bpf_storage;
+	struct callback_head sk_rcu;
+	netns_tracker ns_tracker;
+	struct xarray sk_user_frags;
 };
 
 struct ld_semaphore {
@@ -10548,243 +10130,6 @@ struct posix_acl {
 	struct callback_head a_rcu;
 	unsigned int a_count;
 	struct posix_acl_entry a_entries[0];
-};
-
-typedef __u64 __addrpair;
-
-typedef __u32 __portpair;
-
-typedef struct {
-	struct net *net;
-} possible_net_t;
-
-struct proto;
-
-struct sock_common {
-	union {
-		__addrpair skc_addrpair;
-		struct {
-			__be32 skc_daddr;
-			__be32 skc_rcv_saddr;
-		};
-	};
-	union {
-		unsigned int skc_hash;
-		__u16 skc_u16hashes[2];
-	};
-	union {
-		__portpair skc_portpair;
-		struct {
-			__be16 skc_dport;
-			__u16 skc_num;
-		};
-	};
-	short unsigned int skc_family;
-	volatile unsigned char skc_state;
-	unsigned char skc_reuse: 4;
-	unsigned char skc_reuseport: 1;
-	unsigned char skc_ipv6only: 1;
-	unsigned char skc_net_refcnt: 1;
-	int skc_bound_dev_if;
-	union {
-		struct hlist_node skc_bind_node;
-		struct hlist_node skc_portaddr_node;
-	};
-	struct proto *skc_prot;
-	possible_net_t skc_net;
-	struct in6_addr skc_v6_daddr;
-	struct in6_addr skc_v6_rcv_saddr;
-	atomic64_t skc_cookie;
-	union {
-		long unsigned int skc_flags;
-		struct sock *skc_listener;
-		struct inet_timewait_death_row *skc_tw_dr;
-	};
-	int skc_dontcopy_begin[0];
-	union {
-		struct hlist_node skc_node;
-		struct hlist_nulls_node skc_nulls_node;
-	};
-	short unsigned int skc_tx_queue_mapping;
-	short unsigned int skc_rx_queue_mapping;
-	union {
-		int skc_incoming_cpu;
-		u32 skc_rcv_wnd;
-		u32 skc_tw_rcv_nxt;
-	};
-	refcount_t skc_refcnt;
-	int skc_dontcopy_end[0];
-	union {
-		u32 skc_rxhash;
-		u32 skc_window_clamp;
-		u32 skc_tw_snd_nxt;
-	};
-};
-
-struct sk_buff_list {
-	struct sk_buff *next;
-	struct sk_buff *prev;
-};
-
-struct sk_buff_head {
-	union {
-		struct {
-			struct sk_buff *next;
-			struct sk_buff *prev;
-		};
-		struct sk_buff_list list;
-	};
-	__u32 qlen;
-	spinlock_t lock;
-};
-
-typedef struct {
-	spinlock_t slock;
-	int owned;
-	wait_queue_head_t wq;
-} socket_lock_t;
-
-typedef u64 netdev_features_t;
-
-struct sock_cgroup_data {
-	struct cgroup *cgroup;
-	u32 classid;
-	u16 prioidx;
-};
-
-typedef struct {} netns_tracker;
-
-struct sk_filter;
-
-struct socket_wq;
-
-struct socket;
-
-struct xfrm_policy;
-
-struct sock_reuseport;
-
-struct sock {
-	struct sock_common __sk_common;
-	__u8 __cacheline_group_begin__sock_write_rx[0];
-	atomic_t sk_drops;
-	__s32 sk_peek_off;
-	struct sk_buff_head sk_error_queue;
-	struct sk_buff_head sk_receive_queue;
-	struct {
-		atomic_t rmem_alloc;
-		int len;
-		struct sk_buff *head;
-		struct sk_buff *tail;
-	} sk_backlog;
-	__u8 __cacheline_group_end__sock_write_rx[0];
-	__u8 __cacheline_group_begin__sock_read_rx[0];
-	struct dst_entry *sk_rx_dst;
-	int sk_rx_dst_ifindex;
-	u32 sk_rx_dst_cookie;
-	unsigned int sk_ll_usec;
-	unsigned int sk_napi_id;
-	u16 sk_busy_poll_budget;
-	u8 sk_prefer_busy_poll;
-	u8 sk_userlocks;
-	int sk_rcvbuf;
-	struct sk_filter *sk_filter;
-	union {
-		struct socket_wq *sk_wq;
-		struct socket_wq *sk_wq_raw;
-	};
-	void (*sk_data_ready)(struct sock *);
-	long int sk_rcvtimeo;
-	int sk_rcvlowat;
-	__u8 __cacheline_group_end__sock_read_rx[0];
-	__u8 __cacheline_group_begin__sock_read_rxtx[0];
-	int sk_err;
-	struct socket *sk_socket;
-	struct mem_cgroup *sk_memcg;
-	struct xfrm_policy *sk_policy[2];
-	__u8 __cacheline_group_end__sock_read_rxtx[0];
-	__u8 __cacheline_group_begin__sock_write_rxtx[0];
-	socket_lock_t sk_lock;
-	u32 sk_reserved_mem;
-	int sk_forward_alloc;
-	u32 sk_tsflags;
-	__u8 __cacheline_group_end__sock_write_rxtx[0];
-	__u8 __cacheline_group_begin__sock_write_tx[0];
-	int sk_write_pending;
-	atomic_t sk_omem_alloc;
-	int sk_sndbuf;
-	int sk_wmem_queued;
-	refcount_t sk_wmem_alloc;
-	long unsigned int sk_tsq_flags;
-	union {
-		struct sk_buff *sk_send_head;
-		struct rb_root tcp_rtx_queue;
-	};
-	struct sk_buff_head sk_write_queue;
-	u32 sk_dst_pending_confirm;
-	u32 sk_pacing_status;
-	struct page_frag sk_frag;
-	union {
-		struct timer_list sk_timer;
-		struct timer_list mptcp_retransmit_timer;
-	};
-	long unsigned int sk_pacing_rate;
-	atomic_t sk_zckey;
-	atomic_t sk_tskey;
-	__u8 __cacheline_group_end__sock_write_tx[0];
-	__u8 __cacheline_group_begin__sock_read_tx[0];
-	long unsigned int sk_max_pacing_rate;
-	long int sk_sndtimeo;
-	u32 sk_priority;
-	u32 sk_mark;
-	struct dst_entry *sk_dst_cache;
-	netdev_features_t sk_route_caps;
-	u16 sk_gso_type;
-	u16 sk_gso_max_segs;
-	unsigned int sk_gso_max_size;
-	gfp_t sk_allocation;
-	u32 sk_txhash;
-	u8 sk_pacing_shift;
-	bool sk_use_task_frag;
-	__u8 __cacheline_group_end__sock_read_tx[0];
-	u8 sk_gso_disabled: 1;
-	u8 sk_kern_sock: 1;
-	u8 sk_no_check_tx: 1;
-	u8 sk_no_check_rx: 1;
-	u8 sk_shutdown;
-	u16 sk_type;
-	u16 sk_protocol;
-	long unsigned int sk_lingertime;
-	struct proto *sk_prot_creator;
-	rwlock_t sk_callback_lock;
-	int sk_err_soft;
-	u32 sk_ack_backlog;
-	u32 sk_max_ack_backlog;
-	kuid_t sk_uid;
-	spinlock_t sk_peer_lock;
-	int sk_bind_phc;
-	struct pid *sk_peer_pid;
-	const struct cred *sk_peer_cred;
-	ktime_t sk_stamp;
-	int sk_disconnects;
-	u8 sk_txrehash;
-	u8 sk_clockid;
-	u8 sk_txtime_deadline_mode: 1;
-	u8 sk_txtime_report_errors: 1;
-	u8 sk_txtime_unused: 6;
-	void *sk_user_data;
-	void *sk_security;
-	struct sock_cgroup_data sk_cgrp_data;
-	void (*sk_state_change)(struct sock *);
-	void (*sk_write_space)(struct sock *);
-	void (*sk_error_report)(struct sock *);
-	int (*sk_backlog_rcv)(struct sock *, struct sk_buff *);
-	void (*sk_destruct)(struct sock *);
-	struct sock_reuseport *sk_reuseport_cb;
-	struct bpf_local_storage *sk_bpf_storage;
-	struct callback_head sk_rcu;
-	netns_tracker ns_tracker;
-	struct xarray sk_user_frags;
 };
 
 struct serial_icounter_struct;
@@ -11144,6 +10489,8 @@ struct bpf_xdp_entity {
 	struct bpf_xdp_link *link;
 };
 
+typedef struct {} netdevice_tracker;
+
 struct net_device_ops;
 
 struct header_ops;
@@ -11177,8 +10524,6 @@ struct xsk_tx_metadata_ops;
 struct net_device_core_stats;
 
 struct ethtool_ops;
-
-struct ndisc_ops;
 
 struct in_device;
 
@@ -11303,7 +10648,6 @@ struct net_device {
 	atomic_t carrier_up_count;
 	atomic_t carrier_down_count;
 	const struct ethtool_ops *ethtool_ops;
-	const struct ndisc_ops *ndisc_ops;
 	unsigned int operstate;
 	unsigned char link_mode;
 	unsigned char if_port;
@@ -11339,7 +10683,6 @@ struct net_device {
 	unsigned int tx_queue_len;
 	spinlock_t tx_global_lock;
 	struct xdp_dev_bulk_queue *xdp_bulkq;
-	struct hlist_head qdisc_hash[16];
 	struct timer_list watchdog_timer;
 	int watchdog_timeo;
 	spinlock_t watchdog_lock;
@@ -11393,6 +10736,49 @@ struct net_device {
 	struct hlist_head page_pools;
 	struct dim_irq_moder *irq_moder;
 	u8 priv[0];
+};
+
+typedef short unsigned int __kernel_sa_family_t;
+
+typedef __kernel_sa_family_t sa_family_t;
+
+struct sockaddr {
+	sa_family_t sa_family;
+	union {
+		char sa_data_min[14];
+		struct {
+			struct {} __empty_sa_data;
+			char sa_data[0];
+		};
+	};
+};
+
+struct ubuf_info;
+
+struct msghdr {
+	void *msg_name;
+	int msg_namelen;
+	int msg_inq;
+	struct iov_iter msg_iter;
+	union {
+		void *msg_control;
+		void *msg_control_user;
+	};
+	bool msg_control_is_user: 1;
+	bool msg_get_inq: 1;
+	unsigned int msg_flags;
+	__kernel_size_t msg_controllen;
+	struct kiocb *msg_iocb;
+	struct ubuf_info *msg_ubuf;
+	int (*sg_from_iter)(struct sk_buff *, struct iov_iter *, size_t);
+};
+
+struct ubuf_info_ops;
+
+struct ubuf_info {
+	const struct ubuf_info_ops *ops;
+	refcount_t refcnt;
+	u8 flags;
 };
 
 struct flowi_tunnel {
@@ -11507,6 +10893,64 @@ struct fib_notifier_ops {
 	int (*fib_dump)(struct net *, struct notifier_block *, struct netlink_ext_ack *);
 	struct module *owner;
 	struct callback_head rcu;
+};
+
+struct neighbour;
+
+struct dst_ops {
+	short unsigned int family;
+	unsigned int gc_thresh;
+	void (*gc)(struct dst_ops *);
+	struct dst_entry * (*check)(struct dst_entry *, __u32);
+	unsigned int (*default_advmss)(const struct dst_entry *);
+	unsigned int (*mtu)(const struct dst_entry *);
+	u32 * (*cow_metrics)(struct dst_entry *, long unsigned int);
+	void (*destroy)(struct dst_entry *);
+	void (*ifdown)(struct dst_entry *, struct net_device *);
+	void (*negative_advice)(struct sock *, struct dst_entry *);
+	void (*link_failure)(struct sk_buff *);
+	void (*update_pmtu)(struct dst_entry *, struct sock *, struct sk_buff *, u32, bool);
+	void (*redirect)(struct dst_entry *, struct sock *, struct sk_buff *);
+	int (*local_out)(struct net *, struct sock *, struct sk_buff *);
+	struct neighbour * (*neigh_lookup)(const struct dst_entry *, struct sk_buff *, const void *);
+	void (*confirm_neigh)(const struct dst_entry *, const void *);
+	struct kmem_cache *kmem_cachep;
+	struct percpu_counter pcpuc_entries;
+	long: 64;
+	long: 64;
+	long: 64;
+};
+
+struct uncached_list;
+
+struct lwtunnel_state;
+
+struct dst_entry {
+	union {
+		struct net_device *dev;
+		struct net_device *dev_rcu;
+	};
+	struct dst_ops *ops;
+	long unsigned int _metrics;
+	long unsigned int expires;
+	void *__pad1;
+	int (*input)(struct sk_buff *);
+	int (*output)(struct net *, struct sock *, struct sk_buff *);
+	short unsigned int flags;
+	short int obsolete;
+	short unsigned int header_len;
+	short unsigned int trailer_len;
+	rcuref_t __rcuref;
+	int __use;
+	long unsigned int lastuse;
+	struct callback_head callback_head;
+	short int error;
+	short int __pad;
+	__u32 tclassid;
+	netdevice_tracker dev_tracker;
+	struct list_head rt_uncached;
+	struct uncached_list *rt_uncached_list;
+	struct lwtunnel_state *lwtstate;
 };
 
 struct hh_cache {
@@ -11725,7 +11169,6 @@ struct proto_ops {
 	int (*getname)(struct socket *, struct sockaddr *, int);
 	__poll_t (*poll)(struct file *, struct socket *, struct poll_table_struct *);
 	int (*ioctl)(struct socket *, unsigned int, long unsigned int);
-	int (*compat_ioctl)(struct socket *, unsigned int, long unsigned int);
 	int (*gettstamp)(struct socket *, void *, bool, bool);
 	int (*listen)(struct socket *, int);
 	int (*shutdown)(struct socket *, int);
@@ -11751,6 +11194,102 @@ struct proto_accept_arg {
 	int err;
 	int is_empty;
 	bool kern;
+};
+
+typedef struct {
+	unsigned int clock_rate;
+	unsigned int clock_type;
+	short unsigned int loopback;
+} sync_serial_settings;
+
+typedef struct {
+	unsigned int clock_rate;
+	unsigned int clock_type;
+	short unsigned int loopback;
+	unsigned int slot_map;
+} te1_settings;
+
+typedef struct {
+	short unsigned int encoding;
+	short unsigned int parity;
+} raw_hdlc_proto;
+
+typedef struct {
+	unsigned int t391;
+	unsigned int t392;
+	unsigned int n391;
+	unsigned int n392;
+	unsigned int n393;
+	short unsigned int lmi;
+	short unsigned int dce;
+} fr_proto;
+
+typedef struct {
+	unsigned int dlci;
+} fr_proto_pvc;
+
+typedef struct {
+	unsigned int dlci;
+	char master[16];
+} fr_proto_pvc_info;
+
+typedef struct {
+	unsigned int interval;
+	unsigned int timeout;
+} cisco_proto;
+
+typedef struct {
+	short unsigned int dce;
+	unsigned int modulo;
+	unsigned int window;
+	unsigned int t1;
+	unsigned int t2;
+	unsigned int n2;
+} x25_hdlc_proto;
+
+struct ifmap {
+	long unsigned int mem_start;
+	long unsigned int mem_end;
+	short unsigned int base_addr;
+	unsigned char irq;
+	unsigned char dma;
+	unsigned char port;
+};
+
+struct if_settings {
+	unsigned int type;
+	unsigned int size;
+	union {
+		raw_hdlc_proto *raw_hdlc;
+		cisco_proto *cisco;
+		fr_proto *fr;
+		fr_proto_pvc *fr_pvc;
+		fr_proto_pvc_info *fr_pvc_info;
+		x25_hdlc_proto *x25;
+		sync_serial_settings *sync;
+		te1_settings *te1;
+	} ifs_ifsu;
+};
+
+struct ifreq {
+	union {
+		char ifrn_name[16];
+	} ifr_ifrn;
+	union {
+		struct sockaddr ifru_addr;
+		struct sockaddr ifru_dstaddr;
+		struct sockaddr ifru_broadaddr;
+		struct sockaddr ifru_netmask;
+		struct sockaddr ifru_hwaddr;
+		short int ifru_flags;
+		int ifru_ivalue;
+		int ifru_mtu;
+		struct ifmap ifru_map;
+		char ifru_slave[16];
+		char ifru_newname[16];
+		void *ifru_data;
+		struct if_settings ifru_settings;
+	} ifr_ifru;
 };
 
 struct nlmsghdr {
@@ -12537,20 +12076,6 @@ struct ethtool_ops {
 	void (*get_mm_stats)(struct net_device *, struct ethtool_mm_stats *);
 };
 
-struct nd_opt_hdr;
-
-struct ndisc_options;
-
-struct prefix_info;
-
-struct ndisc_ops {
-	int (*parse_options)(const struct net_device *, struct nd_opt_hdr *, struct ndisc_options *);
-	void (*update)(const struct net_device *, struct neighbour *, u32, u8, const struct ndisc_options *);
-	int (*opt_addr_space)(const struct net_device *, u8, struct neighbour *, u8 *, u8 **);
-	void (*fill_addr_option)(const struct net_device *, struct sk_buff *, u8, const u8 *);
-	void (*prefix_rcv_add_addr)(struct net *, struct net_device *, const struct prefix_info *, struct inet6_dev *, struct in6_addr *, int, u32, bool, bool, __u32, u32, bool);
-};
-
 struct rtnl_link_ops {
 	struct list_head list;
 	const char *kind;
@@ -12855,7 +12380,6 @@ struct proto {
 	int (*setsockopt)(struct sock *, int, int, sockptr_t, unsigned int);
 	int (*getsockopt)(struct sock *, int, int, char *, int *);
 	void (*keepalive)(struct sock *, int);
-	int (*compat_ioctl)(struct sock *, unsigned int, long unsigned int);
 	int (*sendmsg)(struct sock *, struct msghdr *, size_t);
 	int (*recvmsg)(struct sock *, struct msghdr *, size_t, int, int *);
 	void (*splice_eof)(struct socket *);
@@ -13020,6 +12544,8 @@ struct ifmcaddr6 {
 	long unsigned int mca_tstamp;
 	struct callback_head rcu;
 };
+
+struct fib6_info;
 
 struct ifacaddr6 {
 	struct in6_addr aca_addr;
@@ -13191,6 +12717,8 @@ enum {
 
 typedef __u16 __le16;
 
+typedef __u32 __le32;
+
 typedef __u64 __le64;
 
 struct minix_super_block {
@@ -13265,81 +12793,10 @@ struct squashfs_super_block {
 
 typedef int (*decompress_fn)(unsigned char *, long int, long int (*)(void *, long unsigned int), long int (*)(void *, long unsigned int), unsigned char *, long int *, void (*)(char *));
 
-struct subprocess_info {
-	struct work_struct work;
-	struct completion *complete;
-	const char *path;
-	char **argv;
-	char **envp;
-	int wait;
-	int retval;
-	int (*init)(struct subprocess_info *, struct cred *);
-	void (*cleanup)(struct subprocess_info *);
-	void *data;
-};
-
-typedef phys_addr_t resource_size_t;
-
-struct resource {
-	resource_size_t start;
-	resource_size_t end;
-	const char *name;
-	long unsigned int flags;
-	long unsigned int desc;
-	struct resource *parent;
-	struct resource *sibling;
-	struct resource *child;
-};
-
 enum umh_disable_depth {
 	UMH_ENABLED = 0,
 	UMH_FREEZING = 1,
 	UMH_DISABLED = 2,
-};
-
-typedef u64 async_cookie_t;
-
-typedef void (*async_func_t)(void *, async_cookie_t);
-
-struct async_domain {
-	struct list_head pending;
-	unsigned int registered: 1;
-};
-
-struct hash {
-	int ino;
-	int minor;
-	int major;
-	umode_t mode;
-	struct hash *next;
-	char name[4098];
-};
-
-struct dir_entry {
-	struct list_head list;
-	time64_t mtime;
-	char name[0];
-};
-
-enum state {
-	Start = 0,
-	Collect = 1,
-	GotHeader = 2,
-	SkipIt = 3,
-	GotName = 4,
-	CopyFile = 5,
-	GotSymlink = 6,
-	Reset = 7,
-};
-
-enum key_being_used_for {
-	VERIFYING_MODULE_SIGNATURE = 0,
-	VERIFYING_FIRMWARE_SIGNATURE = 1,
-	VERIFYING_KEXEC_PE_SIGNATURE = 2,
-	VERIFYING_KEY_SIGNATURE = 3,
-	VERIFYING_KEY_SELF_SIGNATURE = 4,
-	VERIFYING_UNSPECIFIED_SIGNATURE = 5,
-	NR__KEY_BEING_USED_FOR = 6,
 };
 
 enum pcpu_fc {
@@ -13423,12 +12880,6 @@ enum syscall_work_bit {
 	SYSCALL_WORK_BIT_SYSCALL_EXIT_TRAP = 6,
 };
 
-enum rseq_cs_flags_bit {
-	RSEQ_CS_FLAG_NO_RESTART_ON_PREEMPT_BIT = 0,
-	RSEQ_CS_FLAG_NO_RESTART_ON_SIGNAL_BIT = 1,
-	RSEQ_CS_FLAG_NO_RESTART_ON_MIGRATE_BIT = 2,
-};
-
 struct syscall_metadata {
 	const char *name;
 	int syscall_nr;
@@ -13439,21 +12890,6 @@ struct syscall_metadata {
 	struct trace_event_call *enter_event;
 	struct trace_event_call *exit_event;
 };
-
-enum rseq_event_mask_bits {
-	RSEQ_EVENT_PREEMPT_BIT = 0,
-	RSEQ_EVENT_SIGNAL_BIT = 1,
-	RSEQ_EVENT_MIGRATE_BIT = 2,
-};
-
-struct irqentry_state {
-	union {
-		bool exit_rcu;
-		bool lockdep;
-	};
-};
-
-typedef struct irqentry_state irqentry_state_t;
 
 struct alt_instr {
 	s32 instr_offset;
@@ -13599,12 +13035,11 @@ enum node_stat_item {
 	NR_KERNEL_STACK_KB = 37,
 	NR_PAGETABLE = 38,
 	NR_SECONDARY_PAGETABLE = 39,
-	NR_IOMMU_PAGES = 40,
-	NR_SWAPCACHE = 41,
-	PGDEMOTE_KSWAPD = 42,
-	PGDEMOTE_DIRECT = 43,
-	PGDEMOTE_KHUGEPAGED = 44,
-	NR_VM_NODE_STAT_ITEMS = 45,
+	NR_SWAPCACHE = 40,
+	PGDEMOTE_KSWAPD = 41,
+	PGDEMOTE_DIRECT = 42,
+	PGDEMOTE_KHUGEPAGED = 43,
+	NR_VM_NODE_STAT_ITEMS = 44,
 };
 
 enum lru_list {
@@ -13782,37 +13217,17 @@ enum {
 	NR_MM_COUNTERS = 4,
 };
 
-enum {
-	DQF_ROOT_SQUASH_B = 0,
-	DQF_SYS_FILE_B = 16,
-	DQF_PRIVATE = 17,
-};
-
-enum {
-	DQST_LOOKUPS = 0,
-	DQST_DROPS = 1,
-	DQST_READS = 2,
-	DQST_WRITES = 3,
-	DQST_CACHE_HITS = 4,
-	DQST_ALLOC_DQUOTS = 5,
-	DQST_FREE_DQUOTS = 6,
-	DQST_SYNCS = 7,
-	_DQST_DQSTAT_LAST = 8,
-};
-
-enum {
-	SB_UNFROZEN = 0,
-	SB_FREEZE_WRITE = 1,
-	SB_FREEZE_PAGEFAULT = 2,
-	SB_FREEZE_FS = 3,
-	SB_FREEZE_COMPLETE = 4,
-};
-
 typedef long unsigned int p4dval_t;
 
 typedef struct {
 	p4dval_t p4d;
 } p4d_t;
+
+enum rseq_cs_flags_bit {
+	RSEQ_CS_FLAG_NO_RESTART_ON_PREEMPT_BIT = 0,
+	RSEQ_CS_FLAG_NO_RESTART_ON_SIGNAL_BIT = 1,
+	RSEQ_CS_FLAG_NO_RESTART_ON_MIGRATE_BIT = 2,
+};
 
 enum fixed_addresses {
 	VSYSCALL_PAGE = 511,
@@ -13833,6 +13248,12 @@ struct seccomp_data {
 	__u32 arch;
 	__u64 instruction_pointer;
 	__u64 args[6];
+};
+
+enum rseq_event_mask_bits {
+	RSEQ_EVENT_PREEMPT_BIT = 0,
+	RSEQ_EVENT_SIGNAL_BIT = 1,
+	RSEQ_EVENT_MIGRATE_BIT = 2,
 };
 
 enum x86_pf_error_code {
@@ -14518,11 +13939,6 @@ struct stack_info {
 struct stack_frame {
 	struct stack_frame *next_frame;
 	long unsigned int return_address;
-};
-
-struct stack_frame_ia32 {
-	u32 next_frame;
-	u32 return_address;
 };
 
 struct perf_guest_switch_msr {
@@ -15717,82 +15133,6 @@ enum {
 	X86_BR_TYPE_SAVE = 262144,
 };
 
-typedef void (*exitcall_t)(void);
-
-enum perf_event_task_context {
-	perf_invalid_context = -1,
-	perf_hw_context = 0,
-	perf_sw_context = 1,
-	perf_nr_task_contexts = 2,
-};
-
-enum hrtimer_mode {
-	HRTIMER_MODE_ABS = 0,
-	HRTIMER_MODE_REL = 1,
-	HRTIMER_MODE_PINNED = 2,
-	HRTIMER_MODE_SOFT = 4,
-	HRTIMER_MODE_HARD = 8,
-	HRTIMER_MODE_ABS_PINNED = 2,
-	HRTIMER_MODE_REL_PINNED = 3,
-	HRTIMER_MODE_ABS_SOFT = 4,
-	HRTIMER_MODE_REL_SOFT = 5,
-	HRTIMER_MODE_ABS_PINNED_SOFT = 6,
-	HRTIMER_MODE_REL_PINNED_SOFT = 7,
-	HRTIMER_MODE_ABS_HARD = 8,
-	HRTIMER_MODE_REL_HARD = 9,
-	HRTIMER_MODE_ABS_PINNED_HARD = 10,
-	HRTIMER_MODE_REL_PINNED_HARD = 11,
-};
-
-struct x86_cpu_id {
-	__u16 vendor;
-	__u16 family;
-	__u16 model;
-	__u16 steppings;
-	__u16 feature;
-	__u16 flags;
-	kernel_ulong_t driver_data;
-};
-
-enum perf_rapl_events {
-	PERF_RAPL_PP0 = 0,
-	PERF_RAPL_PKG = 1,
-	PERF_RAPL_RAM = 2,
-	PERF_RAPL_PP1 = 3,
-	PERF_RAPL_PSYS = 4,
-	PERF_RAPL_MAX = 5,
-	NR_RAPL_DOMAINS = 5,
-};
-
-struct rapl_pmu {
-	raw_spinlock_t lock;
-	int n_active;
-	int cpu;
-	struct list_head active_list;
-	struct pmu *pmu;
-	ktime_t timer_interval;
-	struct hrtimer hrtimer;
-};
-
-struct rapl_pmus {
-	struct pmu pmu;
-	unsigned int nr_rapl_pmu;
-	struct rapl_pmu *pmus[0];
-};
-
-enum rapl_unit_quirk {
-	RAPL_UNIT_QUIRK_NONE = 0,
-	RAPL_UNIT_QUIRK_INTEL_HSW = 1,
-	RAPL_UNIT_QUIRK_INTEL_SPR = 2,
-};
-
-struct rapl_model {
-	struct perf_msr *rapl_msrs;
-	long unsigned int events;
-	unsigned int msr_power_unit;
-	enum rapl_unit_quirk unit_quirk;
-};
-
 union cpuid_0x80000022_ebx {
 	struct {
 		unsigned int num_core_pmc: 4;
@@ -15834,6 +15174,26 @@ struct branch_entry {
 		} split;
 		u64 full;
 	} to;
+};
+
+typedef phys_addr_t resource_size_t;
+
+enum perf_event_task_context {
+	perf_invalid_context = -1,
+	perf_hw_context = 0,
+	perf_sw_context = 1,
+	perf_nr_task_contexts = 2,
+};
+
+struct resource {
+	resource_size_t start;
+	resource_size_t end;
+	const char *name;
+	long unsigned int flags;
+	long unsigned int desc;
+	struct resource *parent;
+	struct resource *sibling;
+	struct resource *child;
 };
 
 struct pci_device_id {
@@ -16238,69 +15598,6 @@ struct perf_ibs {
 	u64 (*get_count)(u64);
 };
 
-struct amd_uncore_ctx {
-	int refcnt;
-	int cpu;
-	struct perf_event **events;
-};
-
-struct amd_uncore_pmu {
-	char name[16];
-	int num_counters;
-	int rdpmc_base;
-	u32 msr_base;
-	int group;
-	cpumask_t active_mask;
-	struct pmu pmu;
-	struct amd_uncore_ctx **ctx;
-};
-
-enum {
-	UNCORE_TYPE_DF = 0,
-	UNCORE_TYPE_L3 = 1,
-	UNCORE_TYPE_UMC = 2,
-	UNCORE_TYPE_MAX = 3,
-};
-
-union amd_uncore_info {
-	struct {
-		u64 aux_data: 32;
-		u64 num_pmcs: 8;
-		u64 gid: 8;
-		u64 cid: 8;
-	} split;
-	u64 full;
-};
-
-struct amd_uncore {
-	union amd_uncore_info *info;
-	struct amd_uncore_pmu *pmus;
-	unsigned int num_pmus;
-	bool init_done;
-	void (*scan)(struct amd_uncore *, unsigned int);
-	int (*init)(struct amd_uncore *, unsigned int);
-	void (*move)(struct amd_uncore *, unsigned int);
-	void (*free)(struct amd_uncore *, unsigned int);
-};
-
-struct amd_iommu;
-
-struct perf_amd_iommu {
-	struct list_head list;
-	struct pmu pmu;
-	struct amd_iommu *iommu;
-	char name[16];
-	u8 max_banks;
-	u8 max_counters;
-	u64 cntr_assign_mask;
-	raw_spinlock_t lock;
-};
-
-struct amd_iommu_event_desc {
-	struct device_attribute attr;
-	const char *event;
-};
-
 enum perf_msr_id {
 	PERF_MSR_TSC = 0,
 	PERF_MSR_APERF = 1,
@@ -16464,10 +15761,6 @@ struct irq_desc {
 	long unsigned int threads_oneshot;
 	atomic_t threads_active;
 	wait_queue_head_t wait_for_threads;
-	unsigned int nr_actions;
-	unsigned int no_suspend_depth;
-	unsigned int cond_suspend_depth;
-	unsigned int force_resume_depth;
 	struct proc_dir_entry *dir;
 	struct callback_head rcu;
 	struct kobject kobj;
@@ -16476,6 +15769,8 @@ struct irq_desc {
 	struct module *owner;
 	const char *name;
 	struct hlist_node resend_node;
+	long: 64;
+	long: 64;
 	long: 64;
 	long: 64;
 	long: 64;
@@ -16590,8 +15885,6 @@ struct msi_desc {
 	struct device *dev;
 	struct msi_msg msg;
 	struct irq_affinity_desc *affinity;
-	u64 iommu_msi_iova: 58;
-	u64 iommu_msi_shift: 6;
 	struct device_attribute *sysfs_attrs;
 	void (*write_msi_msg)(struct msi_desc *, void *);
 	void *write_msi_msg_data;
@@ -17116,6 +16409,8 @@ struct kvm_vm_stat {
 	u64 max_mmu_rmap_size;
 };
 
+struct iommu_domain;
+
 struct kvm_pic;
 
 struct kvm_ioapic;
@@ -17144,8 +16439,6 @@ struct kvm_mmu_memory_cache {
 	int nobjs;
 	void **objects;
 };
-
-struct iommu_domain;
 
 struct kvm_apic_map;
 
@@ -20727,494 +20020,6 @@ struct topa_page {
 	struct topa topa;
 };
 
-enum bus_notifier_event {
-	BUS_NOTIFY_ADD_DEVICE = 0,
-	BUS_NOTIFY_DEL_DEVICE = 1,
-	BUS_NOTIFY_REMOVED_DEVICE = 2,
-	BUS_NOTIFY_BIND_DRIVER = 3,
-	BUS_NOTIFY_BOUND_DRIVER = 4,
-	BUS_NOTIFY_UNBIND_DRIVER = 5,
-	BUS_NOTIFY_UNBOUND_DRIVER = 6,
-	BUS_NOTIFY_DRIVER_NOT_BOUND = 7,
-};
-
-struct acpi_device;
-
-struct pci_sysdata {
-	int domain;
-	int node;
-	struct acpi_device *companion;
-	void *iommu;
-	void *fwnode;
-};
-
-struct pci_extra_dev {
-	struct pci_dev *dev[4];
-};
-
-struct intel_uncore_pmu;
-
-struct intel_uncore_ops;
-
-struct uncore_event_desc;
-
-struct freerunning_counters;
-
-struct intel_uncore_topology;
-
-struct intel_uncore_type {
-	const char *name;
-	int num_counters;
-	int num_boxes;
-	int perf_ctr_bits;
-	int fixed_ctr_bits;
-	int num_freerunning_types;
-	int type_id;
-	unsigned int perf_ctr;
-	unsigned int event_ctl;
-	unsigned int event_mask;
-	unsigned int event_mask_ext;
-	unsigned int fixed_ctr;
-	unsigned int fixed_ctl;
-	unsigned int box_ctl;
-	union {
-		unsigned int msr_offset;
-		unsigned int mmio_offset;
-	};
-	unsigned int mmio_map_size;
-	unsigned int num_shared_regs: 8;
-	unsigned int single_fixed: 1;
-	unsigned int pair_ctr_ctl: 1;
-	union {
-		u64 *msr_offsets;
-		u64 *pci_offsets;
-		u64 *mmio_offsets;
-	};
-	struct event_constraint unconstrainted;
-	struct event_constraint *constraints;
-	struct intel_uncore_pmu *pmus;
-	struct intel_uncore_ops *ops;
-	struct uncore_event_desc *event_descs;
-	struct freerunning_counters *freerunning;
-	const struct attribute_group *attr_groups[4];
-	const struct attribute_group **attr_update;
-	struct pmu *pmu;
-	struct rb_root *boxes;
-	struct intel_uncore_topology **topology;
-	int (*get_topology)(struct intel_uncore_type *);
-	void (*set_mapping)(struct intel_uncore_type *);
-	void (*cleanup_mapping)(struct intel_uncore_type *);
-	void (*cleanup_extra_boxes)(struct intel_uncore_type *);
-};
-
-struct intel_uncore_box;
-
-struct intel_uncore_pmu {
-	struct pmu pmu;
-	char name[32];
-	int pmu_idx;
-	int func_id;
-	bool registered;
-	atomic_t activeboxes;
-	cpumask_t cpu_mask;
-	struct intel_uncore_type *type;
-	struct intel_uncore_box **boxes;
-};
-
-struct intel_uncore_ops {
-	void (*init_box)(struct intel_uncore_box *);
-	void (*exit_box)(struct intel_uncore_box *);
-	void (*disable_box)(struct intel_uncore_box *);
-	void (*enable_box)(struct intel_uncore_box *);
-	void (*disable_event)(struct intel_uncore_box *, struct perf_event *);
-	void (*enable_event)(struct intel_uncore_box *, struct perf_event *);
-	u64 (*read_counter)(struct intel_uncore_box *, struct perf_event *);
-	int (*hw_config)(struct intel_uncore_box *, struct perf_event *);
-	struct event_constraint * (*get_constraint)(struct intel_uncore_box *, struct perf_event *);
-	void (*put_constraint)(struct intel_uncore_box *, struct perf_event *);
-};
-
-struct uncore_event_desc {
-	struct device_attribute attr;
-	const char *config;
-};
-
-struct freerunning_counters {
-	unsigned int counter_base;
-	unsigned int counter_offset;
-	unsigned int box_offset;
-	unsigned int num_counters;
-	unsigned int bits;
-	unsigned int *box_offsets;
-};
-
-struct uncore_iio_topology;
-
-struct uncore_upi_topology;
-
-struct intel_uncore_topology {
-	int pmu_idx;
-	union {
-		void *untyped;
-		struct uncore_iio_topology *iio;
-		struct uncore_upi_topology *upi;
-	};
-};
-
-struct intel_uncore_extra_reg {
-	raw_spinlock_t lock;
-	u64 config;
-	u64 config1;
-	u64 config2;
-	atomic_t ref;
-};
-
-struct intel_uncore_box {
-	int dieid;
-	int n_active;
-	int n_events;
-	int cpu;
-	long unsigned int flags;
-	atomic_t refcnt;
-	struct perf_event *events[10];
-	struct perf_event *event_list[10];
-	struct event_constraint *event_constraint[10];
-	long unsigned int active_mask[1];
-	u64 tags[10];
-	struct pci_dev *pci_dev;
-	struct intel_uncore_pmu *pmu;
-	u64 hrtimer_duration;
-	struct hrtimer hrtimer;
-	struct list_head list;
-	struct list_head active_list;
-	void *io_addr;
-	struct intel_uncore_extra_reg shared_regs[0];
-};
-
-struct uncore_iio_topology {
-	int pci_bus_no;
-	int segment;
-};
-
-struct uncore_upi_topology {
-	int die_to;
-	int pmu_idx_to;
-	int enabled;
-};
-
-struct pci2phy_map {
-	struct list_head list;
-	int segment;
-	int pbus_to_dieid[256];
-};
-
-struct intel_uncore_discovery_unit {
-	struct rb_node node;
-	unsigned int pmu_idx;
-	unsigned int id;
-	unsigned int die;
-	u64 addr;
-};
-
-struct intel_uncore_init_fun {
-	void (*cpu_init)(void);
-	int (*pci_init)(void);
-	void (*mmio_init)(void);
-	bool use_discovery;
-	int *uncore_units_ignore;
-};
-
-enum {
-	EXTRA_REG_NHMEX_M_FILTER = 0,
-	EXTRA_REG_NHMEX_M_DSP = 1,
-	EXTRA_REG_NHMEX_M_ISS = 2,
-	EXTRA_REG_NHMEX_M_MAP = 3,
-	EXTRA_REG_NHMEX_M_MSC_THR = 4,
-	EXTRA_REG_NHMEX_M_PGT = 5,
-	EXTRA_REG_NHMEX_M_PLD = 6,
-	EXTRA_REG_NHMEX_M_ZDP_CTL_FVC = 7,
-};
-
-enum {
-	SNB_PCI_UNCORE_IMC = 0,
-};
-
-enum perf_snb_uncore_imc_freerunning_types {
-	SNB_PCI_UNCORE_IMC_DATA_READS = 0,
-	SNB_PCI_UNCORE_IMC_DATA_WRITES = 1,
-	SNB_PCI_UNCORE_IMC_GT_REQUESTS = 2,
-	SNB_PCI_UNCORE_IMC_IA_REQUESTS = 3,
-	SNB_PCI_UNCORE_IMC_IO_REQUESTS = 4,
-	SNB_PCI_UNCORE_IMC_FREERUNNING_TYPE_MAX = 5,
-};
-
-struct imc_uncore_pci_dev {
-	__u32 pci_id;
-	struct pci_driver *driver;
-};
-
-enum perf_tgl_uncore_imc_freerunning_types {
-	TGL_MMIO_UNCORE_IMC_DATA_TOTAL = 0,
-	TGL_MMIO_UNCORE_IMC_DATA_READ = 1,
-	TGL_MMIO_UNCORE_IMC_DATA_WRITE = 2,
-	TGL_MMIO_UNCORE_IMC_FREERUNNING_TYPE_MAX = 3,
-};
-
-enum perf_adl_uncore_imc_freerunning_types {
-	ADL_MMIO_UNCORE_IMC_DATA_TOTAL = 0,
-	ADL_MMIO_UNCORE_IMC_DATA_READ = 1,
-	ADL_MMIO_UNCORE_IMC_DATA_WRITE = 2,
-	ADL_MMIO_UNCORE_IMC_FREERUNNING_TYPE_MAX = 3,
-};
-
-struct x86_topology_system {
-	unsigned int dom_shifts[7];
-	unsigned int dom_size[7];
-};
-
-enum uncore_access_type {
-	UNCORE_ACCESS_MSR = 0,
-	UNCORE_ACCESS_MMIO = 1,
-	UNCORE_ACCESS_PCI = 2,
-	UNCORE_ACCESS_MAX = 3,
-};
-
-enum {
-	SNBEP_PCI_QPI_PORT0_FILTER = 0,
-	SNBEP_PCI_QPI_PORT1_FILTER = 1,
-	BDX_PCI_QPI_PORT2_FILTER = 2,
-};
-
-enum {
-	SNBEP_PCI_UNCORE_HA = 0,
-	SNBEP_PCI_UNCORE_IMC = 1,
-	SNBEP_PCI_UNCORE_QPI = 2,
-	SNBEP_PCI_UNCORE_R2PCIE = 3,
-	SNBEP_PCI_UNCORE_R3QPI = 4,
-};
-
-enum {
-	IVBEP_PCI_UNCORE_HA = 0,
-	IVBEP_PCI_UNCORE_IMC = 1,
-	IVBEP_PCI_UNCORE_IRP = 2,
-	IVBEP_PCI_UNCORE_QPI = 3,
-	IVBEP_PCI_UNCORE_R2PCIE = 4,
-	IVBEP_PCI_UNCORE_R3QPI = 5,
-};
-
-enum {
-	KNL_PCI_UNCORE_MC_UCLK = 0,
-	KNL_PCI_UNCORE_MC_DCLK = 1,
-	KNL_PCI_UNCORE_EDC_UCLK = 2,
-	KNL_PCI_UNCORE_EDC_ECLK = 3,
-	KNL_PCI_UNCORE_M2PCIE = 4,
-	KNL_PCI_UNCORE_IRP = 5,
-};
-
-enum {
-	HSWEP_PCI_UNCORE_HA = 0,
-	HSWEP_PCI_UNCORE_IMC = 1,
-	HSWEP_PCI_UNCORE_IRP = 2,
-	HSWEP_PCI_UNCORE_QPI = 3,
-	HSWEP_PCI_UNCORE_R2PCIE = 4,
-	HSWEP_PCI_UNCORE_R3QPI = 5,
-};
-
-enum {
-	BDX_PCI_UNCORE_HA = 0,
-	BDX_PCI_UNCORE_IMC = 1,
-	BDX_PCI_UNCORE_IRP = 2,
-	BDX_PCI_UNCORE_QPI = 3,
-	BDX_PCI_UNCORE_R2PCIE = 4,
-	BDX_PCI_UNCORE_R3QPI = 5,
-};
-
-enum {
-	IIO_TOPOLOGY_TYPE = 0,
-	UPI_TOPOLOGY_TYPE = 1,
-	TOPOLOGY_MAX = 2,
-};
-
-enum perf_uncore_iio_freerunning_type_id {
-	SKX_IIO_MSR_IOCLK = 0,
-	SKX_IIO_MSR_BW = 1,
-	SKX_IIO_MSR_UTIL = 2,
-	SKX_IIO_FREERUNNING_TYPE_MAX = 3,
-};
-
-enum {
-	SKX_PCI_UNCORE_IMC = 0,
-	SKX_PCI_UNCORE_M2M = 1,
-	SKX_PCI_UNCORE_UPI = 2,
-	SKX_PCI_UNCORE_M2PCIE = 3,
-	SKX_PCI_UNCORE_M3UPI = 4,
-};
-
-enum {
-	SNR_QAT_PMON_ID = 0,
-	SNR_CBDMA_DMI_PMON_ID = 1,
-	SNR_NIS_PMON_ID = 2,
-	SNR_DLB_PMON_ID = 3,
-	SNR_PCIE_GEN3_PMON_ID = 4,
-};
-
-enum perf_uncore_snr_iio_freerunning_type_id {
-	SNR_IIO_MSR_IOCLK = 0,
-	SNR_IIO_MSR_BW_IN = 1,
-	SNR_IIO_FREERUNNING_TYPE_MAX = 2,
-};
-
-enum {
-	SNR_PCI_UNCORE_M2M = 0,
-	SNR_PCI_UNCORE_PCIE3 = 1,
-};
-
-enum perf_uncore_snr_imc_freerunning_type_id {
-	SNR_IMC_DCLK = 0,
-	SNR_IMC_DDR = 1,
-	SNR_IMC_FREERUNNING_TYPE_MAX = 2,
-};
-
-enum {
-	ICX_PCIE1_PMON_ID = 0,
-	ICX_PCIE2_PMON_ID = 1,
-	ICX_PCIE3_PMON_ID = 2,
-	ICX_PCIE4_PMON_ID = 3,
-	ICX_PCIE5_PMON_ID = 4,
-	ICX_CBDMA_DMI_PMON_ID = 5,
-};
-
-enum perf_uncore_icx_iio_freerunning_type_id {
-	ICX_IIO_MSR_IOCLK = 0,
-	ICX_IIO_MSR_BW_IN = 1,
-	ICX_IIO_FREERUNNING_TYPE_MAX = 2,
-};
-
-enum {
-	ICX_PCI_UNCORE_M2M = 0,
-	ICX_PCI_UNCORE_UPI = 1,
-	ICX_PCI_UNCORE_M3UPI = 2,
-};
-
-enum perf_uncore_icx_imc_freerunning_type_id {
-	ICX_IMC_DCLK = 0,
-	ICX_IMC_DDR = 1,
-	ICX_IMC_DDRT = 2,
-	ICX_IMC_FREERUNNING_TYPE_MAX = 3,
-};
-
-enum perf_uncore_spr_iio_freerunning_type_id {
-	SPR_IIO_MSR_IOCLK = 0,
-	SPR_IIO_MSR_BW_IN = 1,
-	SPR_IIO_MSR_BW_OUT = 2,
-	SPR_IIO_FREERUNNING_TYPE_MAX = 3,
-};
-
-enum perf_uncore_spr_imc_freerunning_type_id {
-	SPR_IMC_DCLK = 0,
-	SPR_IMC_PQ_CYCLES = 1,
-	SPR_IMC_FREERUNNING_TYPE_MAX = 2,
-};
-
-struct uncore_global_discovery {
-	union {
-		u64 table1;
-		struct {
-			u64 type: 8;
-			u64 stride: 8;
-			u64 max_units: 10;
-			u64 __reserved_1: 36;
-			u64 access_type: 2;
-		};
-	};
-	u64 ctl;
-	union {
-		u64 table3;
-		struct {
-			u64 status_offset: 8;
-			u64 num_status: 16;
-			u64 __reserved_2: 40;
-		};
-	};
-};
-
-struct uncore_unit_discovery {
-	union {
-		u64 table1;
-		struct {
-			u64 num_regs: 8;
-			u64 ctl_offset: 8;
-			u64 bit_width: 8;
-			u64 ctr_offset: 8;
-			u64 status_offset: 8;
-			u64 __reserved_1: 22;
-			u64 access_type: 2;
-		};
-	};
-	u64 ctl;
-	union {
-		u64 table3;
-		struct {
-			u64 box_type: 16;
-			u64 box_id: 16;
-			u64 __reserved_2: 32;
-		};
-	};
-};
-
-struct intel_uncore_discovery_type {
-	struct rb_node node;
-	enum uncore_access_type access_type;
-	struct rb_root units;
-	u16 type;
-	u8 num_counters;
-	u8 counter_width;
-	u8 ctl_offset;
-	u8 ctr_offset;
-	u16 num_units;
-};
-
-enum perf_pmu_scope {
-	PERF_PMU_SCOPE_NONE = 0,
-	PERF_PMU_SCOPE_CORE = 1,
-	PERF_PMU_SCOPE_DIE = 2,
-	PERF_PMU_SCOPE_CLUSTER = 3,
-	PERF_PMU_SCOPE_PKG = 4,
-	PERF_PMU_SCOPE_SYS_WIDE = 5,
-	PERF_PMU_MAX_SCOPE = 6,
-};
-
-struct cstate_model {
-	long unsigned int core_events;
-	long unsigned int pkg_events;
-	long unsigned int module_events;
-	long unsigned int quirks;
-};
-
-enum perf_cstate_core_events {
-	PERF_CSTATE_CORE_C1_RES = 0,
-	PERF_CSTATE_CORE_C3_RES = 1,
-	PERF_CSTATE_CORE_C6_RES = 2,
-	PERF_CSTATE_CORE_C7_RES = 3,
-	PERF_CSTATE_CORE_EVENT_MAX = 4,
-};
-
-enum perf_cstate_pkg_events {
-	PERF_CSTATE_PKG_C2_RES = 0,
-	PERF_CSTATE_PKG_C3_RES = 1,
-	PERF_CSTATE_PKG_C6_RES = 2,
-	PERF_CSTATE_PKG_C7_RES = 3,
-	PERF_CSTATE_PKG_C8_RES = 4,
-	PERF_CSTATE_PKG_C9_RES = 5,
-	PERF_CSTATE_PKG_C10_RES = 6,
-	PERF_CSTATE_PKG_EVENT_MAX = 7,
-};
-
-enum perf_cstate_module_events {
-	PERF_CSTATE_MODULE_C6_RES = 0,
-	PERF_CSTATE_MODULE_EVENT_MAX = 1,
-};
-
 enum cc_attr {
 	CC_ATTR_MEM_ENCRYPT = 0,
 	CC_ATTR_HOST_MEM_ENCRYPT = 1,
@@ -21280,6 +20085,32 @@ struct x86_platform_ops {
 	void (*realmode_init)(void);
 	struct x86_hyper_runtime hyper;
 	struct x86_guest guest;
+};
+
+enum {
+	DQF_ROOT_SQUASH_B = 0,
+	DQF_SYS_FILE_B = 16,
+	DQF_PRIVATE = 17,
+};
+
+enum {
+	DQST_LOOKUPS = 0,
+	DQST_DROPS = 1,
+	DQST_READS = 2,
+	DQST_WRITES = 3,
+	DQST_CACHE_HITS = 4,
+	DQST_ALLOC_DQUOTS = 5,
+	DQST_FREE_DQUOTS = 6,
+	DQST_SYNCS = 7,
+	_DQST_DQSTAT_LAST = 8,
+};
+
+enum {
+	SB_UNFROZEN = 0,
+	SB_FREEZE_WRITE = 1,
+	SB_FREEZE_PAGEFAULT = 2,
+	SB_FREEZE_FS = 3,
+	SB_FREEZE_COMPLETE = 4,
 };
 
 enum mthp_stat_item {
@@ -21414,8 +20245,6 @@ struct real_mode_header {
 	u32 trampoline_header;
 	u32 trampoline_start64;
 	u32 trampoline_pgd;
-	u32 wakeup_start;
-	u32 wakeup_header;
 	u32 machine_real_restart_asm;
 	u32 machine_real_restart_seg;
 };
@@ -21789,259 +20618,12 @@ enum {
 	ADDR_LIMIT_3GB = 134217728,
 };
 
-struct iommu_mm_data {
-	u32 pasid;
-	struct list_head sva_domains;
-};
-
-struct iommu_fault_param;
-
-struct iommu_fwspec;
-
-struct iommu_device;
-
-struct dev_iommu {
-	struct mutex lock;
-	struct iommu_fault_param *fault_param;
-	struct iommu_fwspec *fwspec;
-	struct iommu_device *iommu_dev;
-	void *priv;
-	u32 max_pasids;
-	u32 attach_deferred: 1;
-	u32 pci_32bit_workaround: 1;
-	u32 require_direct: 1;
-	u32 shadow_on_flush: 1;
-};
+struct iommu_group {};
 
 enum show_regs_mode {
 	SHOW_REGS_SHORT = 0,
 	SHOW_REGS_USER = 1,
 	SHOW_REGS_ALL = 2,
-};
-
-struct of_phandle_args {
-	struct device_node *np;
-	int args_count;
-	uint32_t args[16];
-};
-
-struct iova_bitmap;
-
-struct iommu_fault_page_request {
-	u32 flags;
-	u32 pasid;
-	u32 grpid;
-	u32 perm;
-	u64 addr;
-	u64 private_data[2];
-};
-
-struct iommu_fault {
-	u32 type;
-	struct iommu_fault_page_request prm;
-};
-
-struct iommu_page_response {
-	u32 pasid;
-	u32 grpid;
-	u32 code;
-};
-
-struct iopf_fault {
-	struct iommu_fault fault;
-	struct list_head list;
-};
-
-struct iommu_attach_handle;
-
-struct iopf_group {
-	struct iopf_fault last_fault;
-	struct list_head faults;
-	size_t fault_count;
-	struct list_head pending_node;
-	struct work_struct work;
-	struct iommu_attach_handle *attach_handle;
-	struct iommu_fault_param *fault_param;
-	struct list_head node;
-	u32 cookie;
-};
-
-struct iommu_attach_handle {
-	struct iommu_domain *domain;
-};
-
-struct iopf_queue;
-
-struct iommu_fault_param {
-	struct mutex lock;
-	refcount_t users;
-	struct callback_head rcu;
-	struct device *dev;
-	struct iopf_queue *queue;
-	struct list_head queue_list;
-	struct list_head partial;
-	struct list_head faults;
-};
-
-struct iopf_queue {
-	struct workqueue_struct *wq;
-	struct list_head devices;
-	struct mutex lock;
-};
-
-typedef int (*iommu_fault_handler_t)(struct iommu_domain *, struct device *, long unsigned int, int, void *);
-
-struct iommu_domain_geometry {
-	dma_addr_t aperture_start;
-	dma_addr_t aperture_end;
-	bool force_aperture;
-};
-
-struct iommu_domain_ops;
-
-struct iommu_dirty_ops;
-
-struct iommu_ops;
-
-struct iommu_dma_cookie;
-
-struct iommu_domain {
-	unsigned int type;
-	const struct iommu_domain_ops *ops;
-	const struct iommu_dirty_ops *dirty_ops;
-	const struct iommu_ops *owner;
-	long unsigned int pgsize_bitmap;
-	struct iommu_domain_geometry geometry;
-	struct iommu_dma_cookie *iova_cookie;
-	int (*iopf_handler)(struct iopf_group *);
-	void *fault_data;
-	union {
-		struct {
-			iommu_fault_handler_t handler;
-			void *handler_token;
-		};
-		struct {
-			struct mm_struct *mm;
-			int users;
-			struct list_head next;
-		};
-	};
-};
-
-typedef unsigned int ioasid_t;
-
-struct iommu_iotlb_gather;
-
-struct iommu_user_data_array;
-
-struct iommu_domain_ops {
-	int (*attach_dev)(struct iommu_domain *, struct device *);
-	int (*set_dev_pasid)(struct iommu_domain *, struct device *, ioasid_t, struct iommu_domain *);
-	int (*map_pages)(struct iommu_domain *, long unsigned int, phys_addr_t, size_t, size_t, int, gfp_t, size_t *);
-	size_t (*unmap_pages)(struct iommu_domain *, long unsigned int, size_t, size_t, struct iommu_iotlb_gather *);
-	void (*flush_iotlb_all)(struct iommu_domain *);
-	int (*iotlb_sync_map)(struct iommu_domain *, long unsigned int, size_t);
-	void (*iotlb_sync)(struct iommu_domain *, struct iommu_iotlb_gather *);
-	int (*cache_invalidate_user)(struct iommu_domain *, struct iommu_user_data_array *);
-	phys_addr_t (*iova_to_phys)(struct iommu_domain *, dma_addr_t);
-	bool (*enforce_cache_coherency)(struct iommu_domain *);
-	int (*enable_nesting)(struct iommu_domain *);
-	int (*set_pgtable_quirks)(struct iommu_domain *, long unsigned int);
-	void (*free)(struct iommu_domain *);
-};
-
-struct iommu_dirty_bitmap;
-
-struct iommu_dirty_ops {
-	int (*set_dirty_tracking)(struct iommu_domain *, bool);
-	int (*read_and_clear_dirty)(struct iommu_domain *, long unsigned int, size_t, long unsigned int, struct iommu_dirty_bitmap *);
-};
-
-enum iommu_cap {
-	IOMMU_CAP_CACHE_COHERENCY = 0,
-	IOMMU_CAP_NOEXEC = 1,
-	IOMMU_CAP_PRE_BOOT_PROTECTION = 2,
-	IOMMU_CAP_ENFORCE_CACHE_COHERENCY = 3,
-	IOMMU_CAP_DEFERRED_FLUSH = 4,
-	IOMMU_CAP_DIRTY_TRACKING = 5,
-};
-
-enum iommu_dev_features {
-	IOMMU_DEV_FEAT_SVA = 0,
-	IOMMU_DEV_FEAT_IOPF = 1,
-};
-
-struct iommu_user_data;
-
-struct iommu_ops {
-	bool (*capable)(struct device *, enum iommu_cap);
-	void * (*hw_info)(struct device *, u32 *, u32 *);
-	struct iommu_domain * (*domain_alloc)(unsigned int);
-	struct iommu_domain * (*domain_alloc_user)(struct device *, u32, struct iommu_domain *, const struct iommu_user_data *);
-	struct iommu_domain * (*domain_alloc_paging)(struct device *);
-	struct iommu_domain * (*domain_alloc_sva)(struct device *, struct mm_struct *);
-	struct iommu_device * (*probe_device)(struct device *);
-	void (*release_device)(struct device *);
-	void (*probe_finalize)(struct device *);
-	struct iommu_group * (*device_group)(struct device *);
-	void (*get_resv_regions)(struct device *, struct list_head *);
-	int (*of_xlate)(struct device *, const struct of_phandle_args *);
-	bool (*is_attach_deferred)(struct device *);
-	int (*dev_enable_feat)(struct device *, enum iommu_dev_features);
-	int (*dev_disable_feat)(struct device *, enum iommu_dev_features);
-	void (*page_response)(struct device *, struct iopf_fault *, struct iommu_page_response *);
-	int (*def_domain_type)(struct device *);
-	void (*remove_dev_pasid)(struct device *, ioasid_t, struct iommu_domain *);
-	const struct iommu_domain_ops *default_domain_ops;
-	long unsigned int pgsize_bitmap;
-	struct module *owner;
-	struct iommu_domain *identity_domain;
-	struct iommu_domain *blocked_domain;
-	struct iommu_domain *release_domain;
-	struct iommu_domain *default_domain;
-	u8 user_pasid_table: 1;
-};
-
-struct iommu_iotlb_gather {
-	long unsigned int start;
-	long unsigned int end;
-	size_t pgsize;
-	struct list_head freelist;
-	bool queued;
-};
-
-struct iommu_dirty_bitmap {
-	struct iova_bitmap *bitmap;
-	struct iommu_iotlb_gather *gather;
-};
-
-struct iommu_user_data {
-	unsigned int type;
-	void *uptr;
-	size_t len;
-};
-
-struct iommu_user_data_array {
-	unsigned int type;
-	void *uptr;
-	size_t entry_len;
-	u32 entry_num;
-};
-
-struct iommu_device {
-	struct list_head list;
-	const struct iommu_ops *ops;
-	struct fwnode_handle *fwnode;
-	struct device *dev;
-	struct iommu_group *singleton_group;
-	u32 max_pasids;
-};
-
-struct iommu_fwspec {
-	struct fwnode_handle *iommu_fwnode;
-	u32 flags;
-	unsigned int num_ids;
-	u32 ids[0];
 };
 
 enum which_selector {
@@ -22213,6 +20795,15 @@ enum die_val {
 	DIE_PAGE_FAULT = 11,
 	DIE_NMIUNKNOWN = 12,
 };
+
+struct irqentry_state {
+	union {
+		bool exit_rcu;
+		bool lockdep;
+	};
+};
+
+typedef struct irqentry_state irqentry_state_t;
 
 enum kernel_gp_hint {
 	GP_NO_HINT = 0,
@@ -22395,6 +20986,16 @@ typedef void (*btf_trace_vector_free_moved)(void *, unsigned int, unsigned int, 
 
 struct irq_stack {
 	char stack[16384];
+};
+
+enum key_being_used_for {
+	VERIFYING_MODULE_SIGNATURE = 0,
+	VERIFYING_FIRMWARE_SIGNATURE = 1,
+	VERIFYING_KEXEC_PE_SIGNATURE = 2,
+	VERIFYING_KEY_SIGNATURE = 3,
+	VERIFYING_KEY_SELF_SIGNATURE = 4,
+	VERIFYING_UNSPECIFIED_SIGNATURE = 5,
+	NR__KEY_BEING_USED_FOR = 6,
 };
 
 struct estack_pages {
@@ -22855,293 +21456,6 @@ struct jump_label_patch {
 	int size;
 };
 
-typedef short unsigned int __kernel_old_uid_t;
-
-typedef short unsigned int __kernel_old_gid_t;
-
-typedef struct {
-	int val[2];
-} __kernel_fsid_t;
-
-typedef __kernel_old_uid_t old_uid_t;
-
-typedef __kernel_old_gid_t old_gid_t;
-
-struct kernel_clone_args {
-	u64 flags;
-	int *pidfd;
-	int *child_tid;
-	int *parent_tid;
-	const char *name;
-	int exit_signal;
-	u32 kthread: 1;
-	u32 io_thread: 1;
-	u32 user_worker: 1;
-	u32 no_files: 1;
-	long unsigned int stack;
-	long unsigned int stack_size;
-	long unsigned int tls;
-	pid_t *set_tid;
-	size_t set_tid_size;
-	int cgroup;
-	int idle;
-	int (*fn)(void *);
-	void *fn_arg;
-	struct cgroup *cgrp;
-	struct css_set *cset;
-	unsigned int kill_seq;
-};
-
-struct kstatfs {
-	long int f_type;
-	long int f_bsize;
-	u64 f_blocks;
-	u64 f_bfree;
-	u64 f_bavail;
-	u64 f_files;
-	u64 f_ffree;
-	__kernel_fsid_t f_fsid;
-	long int f_namelen;
-	long int f_frsize;
-	long int f_flags;
-	long int f_spare[4];
-};
-
-struct stat64 {
-	long long unsigned int st_dev;
-	unsigned char __pad0[4];
-	unsigned int __st_ino;
-	unsigned int st_mode;
-	unsigned int st_nlink;
-	unsigned int st_uid;
-	unsigned int st_gid;
-	long long unsigned int st_rdev;
-	unsigned char __pad3[4];
-	long long int st_size;
-	unsigned int st_blksize;
-	long long int st_blocks;
-	unsigned int st_atime;
-	unsigned int st_atime_nsec;
-	unsigned int st_mtime;
-	unsigned int st_mtime_nsec;
-	unsigned int st_ctime;
-	unsigned int st_ctime_nsec;
-	long long unsigned int st_ino;
-} __attribute__((packed));
-
-struct mmap_arg_struct32 {
-	unsigned int addr;
-	unsigned int len;
-	unsigned int prot;
-	unsigned int flags;
-	unsigned int fd;
-	unsigned int offset;
-};
-
-struct _fpx_sw_bytes {
-	__u32 magic1;
-	__u32 extended_size;
-	__u64 xfeatures;
-	__u32 xstate_size;
-	__u32 padding[7];
-};
-
-struct _fpreg {
-	__u16 significand[4];
-	__u16 exponent;
-};
-
-struct _fpxreg {
-	__u16 significand[4];
-	__u16 exponent;
-	__u16 padding[3];
-};
-
-struct _xmmreg {
-	__u32 element[4];
-};
-
-struct _fpstate_32 {
-	__u32 cw;
-	__u32 sw;
-	__u32 tag;
-	__u32 ipoff;
-	__u32 cssel;
-	__u32 dataoff;
-	__u32 datasel;
-	struct _fpreg _st[8];
-	__u16 status;
-	__u16 magic;
-	__u32 _fxsr_env[6];
-	__u32 mxcsr;
-	__u32 reserved;
-	struct _fpxreg _fxsr_st[8];
-	struct _xmmreg _xmm[8];
-	union {
-		__u32 padding1[44];
-		__u32 padding[44];
-	};
-	union {
-		__u32 padding2[12];
-		struct _fpx_sw_bytes sw_reserved;
-	};
-};
-
-struct sigcontext_32 {
-	__u16 gs;
-	__u16 __gsh;
-	__u16 fs;
-	__u16 __fsh;
-	__u16 es;
-	__u16 __esh;
-	__u16 ds;
-	__u16 __dsh;
-	__u32 di;
-	__u32 si;
-	__u32 bp;
-	__u32 sp;
-	__u32 bx;
-	__u32 dx;
-	__u32 cx;
-	__u32 ax;
-	__u32 trapno;
-	__u32 err;
-	__u32 ip;
-	__u16 cs;
-	__u16 __csh;
-	__u32 flags;
-	__u32 sp_at_signal;
-	__u16 ss;
-	__u16 __ssh;
-	__u32 fpstate;
-	__u32 oldmask;
-	__u32 cr2;
-};
-
-typedef u32 compat_size_t;
-
-typedef s32 compat_clock_t;
-
-typedef s32 compat_pid_t;
-
-typedef s32 compat_timer_t;
-
-typedef s32 compat_int_t;
-
-typedef u32 compat_ulong_t;
-
-typedef u32 __compat_uid32_t;
-
-typedef u32 compat_sigset_word;
-
-struct compat_sigaltstack {
-	compat_uptr_t ss_sp;
-	int ss_flags;
-	compat_size_t ss_size;
-};
-
-typedef struct compat_sigaltstack compat_stack_t;
-
-typedef struct {
-	compat_sigset_word sig[2];
-} compat_sigset_t;
-
-union compat_sigval {
-	compat_int_t sival_int;
-	compat_uptr_t sival_ptr;
-};
-
-typedef union compat_sigval compat_sigval_t;
-
-struct compat_siginfo {
-	int si_signo;
-	int si_errno;
-	int si_code;
-	union {
-		int _pad[29];
-		struct {
-			compat_pid_t _pid;
-			__compat_uid32_t _uid;
-		} _kill;
-		struct {
-			compat_timer_t _tid;
-			int _overrun;
-			compat_sigval_t _sigval;
-		} _timer;
-		struct {
-			compat_pid_t _pid;
-			__compat_uid32_t _uid;
-			compat_sigval_t _sigval;
-		} _rt;
-		struct {
-			compat_pid_t _pid;
-			__compat_uid32_t _uid;
-			int _status;
-			compat_clock_t _utime;
-			compat_clock_t _stime;
-		} _sigchld;
-		struct {
-			compat_uptr_t _addr;
-			union {
-				int _trapno;
-				short int _addr_lsb;
-				struct {
-					char _dummy_bnd[4];
-					compat_uptr_t _lower;
-					compat_uptr_t _upper;
-				} _addr_bnd;
-				struct {
-					char _dummy_pkey[4];
-					u32 _pkey;
-				} _addr_pkey;
-				struct {
-					compat_ulong_t _data;
-					u32 _type;
-					u32 _flags;
-				} _perf;
-			};
-		} _sigfault;
-		struct {
-			compat_long_t _band;
-			int _fd;
-		} _sigpoll;
-		struct {
-			compat_uptr_t _call_addr;
-			int _syscall;
-			unsigned int _arch;
-		} _sigsys;
-	} _sifields;
-};
-
-typedef struct compat_siginfo compat_siginfo_t;
-
-struct ucontext_ia32 {
-	unsigned int uc_flags;
-	unsigned int uc_link;
-	compat_stack_t uc_stack;
-	struct sigcontext_32 uc_mcontext;
-	compat_sigset_t uc_sigmask;
-};
-
-struct sigframe_ia32 {
-	u32 pretcode;
-	int sig;
-	struct sigcontext_32 sc;
-	struct _fpstate_32 fpstate_unused;
-	unsigned int extramask[1];
-	char retcode[8];
-};
-
-struct rt_sigframe_ia32 {
-	u32 pretcode;
-	int sig;
-	u32 pinfo;
-	u32 puc;
-	compat_siginfo_t info;
-	struct ucontext_ia32 uc;
-	char retcode[8];
-};
-
 enum align_flags {
 	ALIGN_VA_32 = 1,
 	ALIGN_VA_64 = 2,
@@ -23272,7 +21586,6 @@ struct scatterlist {
 	unsigned int length;
 	dma_addr_t dma_address;
 	unsigned int dma_length;
-	unsigned int dma_flags;
 };
 
 struct sg_table {
@@ -23332,6 +21645,16 @@ enum dmi_field {
 	DMI_CHASSIS_ASSET_TAG = 22,
 	DMI_STRING_MAX = 23,
 	DMI_OEM_STRING = 24,
+};
+
+struct acpi_device;
+
+struct pci_sysdata {
+	int domain;
+	int node;
+	struct acpi_device *companion;
+	void *iommu;
+	void *fwnode;
 };
 
 enum {
@@ -23436,8 +21759,6 @@ enum {
 	HW_BREAKPOINT_INVALID = 7,
 };
 
-typedef unsigned int u_int;
-
 struct plist_head {
 	struct list_head node_list;
 };
@@ -23483,8 +21804,6 @@ enum wq_misc_consts {
 	WORK_BUSY_RUNNING = 2,
 	WORKER_DESC_LEN = 32,
 };
-
-struct clk;
 
 enum pm_qos_type {
 	PM_QOS_UNITIALIZED = 0,
@@ -23559,103 +21878,19 @@ struct dev_pm_qos_request {
 	struct device *dev;
 };
 
-enum cpufreq_table_sorting {
-	CPUFREQ_TABLE_UNSORTED = 0,
-	CPUFREQ_TABLE_SORTED_ASCENDING = 1,
-	CPUFREQ_TABLE_SORTED_DESCENDING = 2,
-};
-
-struct cpufreq_cpuinfo {
-	unsigned int max_freq;
-	unsigned int min_freq;
-	unsigned int transition_latency;
-};
-
-struct cpufreq_stats;
-
-struct cpufreq_governor;
-
-struct cpufreq_frequency_table;
-
-struct thermal_cooling_device;
-
-struct cpufreq_policy {
-	cpumask_var_t cpus;
-	cpumask_var_t related_cpus;
-	cpumask_var_t real_cpus;
-	unsigned int shared_type;
-	unsigned int cpu;
-	struct clk *clk;
-	struct cpufreq_cpuinfo cpuinfo;
-	unsigned int min;
-	unsigned int max;
-	unsigned int cur;
-	unsigned int suspend_freq;
-	unsigned int policy;
-	unsigned int last_policy;
-	struct cpufreq_governor *governor;
-	void *governor_data;
-	char last_governor[16];
-	struct work_struct update;
-	struct freq_constraints constraints;
-	struct freq_qos_request *min_freq_req;
-	struct freq_qos_request *max_freq_req;
-	struct cpufreq_frequency_table *freq_table;
-	enum cpufreq_table_sorting freq_table_sorted;
-	struct list_head policy_list;
-	struct kobject kobj;
-	struct completion kobj_unregister;
-	struct rw_semaphore rwsem;
-	bool fast_switch_possible;
-	bool fast_switch_enabled;
-	bool strict_target;
-	bool efficiencies_available;
-	unsigned int transition_delay_us;
-	bool dvfs_possible_from_any_cpu;
-	bool boost_enabled;
-	unsigned int cached_target_freq;
-	unsigned int cached_resolved_idx;
-	bool transition_ongoing;
-	spinlock_t transition_lock;
-	wait_queue_head_t transition_wait;
-	struct task_struct *transition_task;
-	struct cpufreq_stats *stats;
-	void *driver_data;
-	struct thermal_cooling_device *cdev;
-	struct notifier_block nb_min;
-	struct notifier_block nb_max;
-};
-
-struct cpufreq_governor {
-	char name[16];
-	int (*init)(struct cpufreq_policy *);
-	void (*exit)(struct cpufreq_policy *);
-	int (*start)(struct cpufreq_policy *);
-	void (*stop)(struct cpufreq_policy *);
-	void (*limits)(struct cpufreq_policy *);
-	ssize_t (*show_setspeed)(struct cpufreq_policy *, char *);
-	int (*store_setspeed)(struct cpufreq_policy *, unsigned int);
-	struct list_head governor_list;
-	struct module *owner;
-	u8 flags;
-};
-
-struct cpufreq_frequency_table {
-	unsigned int flags;
-	unsigned int driver_data;
-	unsigned int frequency;
-};
-
-struct cpufreq_freqs {
-	struct cpufreq_policy *policy;
-	unsigned int old;
-	unsigned int new;
-	u8 flags;
-};
-
 struct cyc2ns {
 	struct cyc2ns_data data[2];
 	seqcount_latch_t seq;
+};
+
+struct x86_cpu_id {
+	__u16 vendor;
+	__u16 family;
+	__u16 model;
+	__u16 steppings;
+	__u16 feature;
+	__u16 flags;
+	kernel_ulong_t driver_data;
 };
 
 struct muldiv {
@@ -23901,6 +22136,31 @@ enum idle_boot_override {
 	IDLE_POLL = 3,
 };
 
+struct kernel_clone_args {
+	u64 flags;
+	int *pidfd;
+	int *child_tid;
+	int *parent_tid;
+	const char *name;
+	int exit_signal;
+	u32 kthread: 1;
+	u32 io_thread: 1;
+	u32 user_worker: 1;
+	u32 no_files: 1;
+	long unsigned int stack;
+	long unsigned int stack_size;
+	long unsigned int tls;
+	pid_t *set_tid;
+	size_t set_tid_size;
+	int cgroup;
+	int idle;
+	int (*fn)(void *);
+	void *fn_arg;
+	struct cgroup *cgrp;
+	struct css_set *cset;
+	unsigned int kill_seq;
+};
+
 enum tick_broadcast_mode {
 	TICK_BROADCAST_OFF = 0,
 	TICK_BROADCAST_ON = 1,
@@ -23971,17 +22231,6 @@ typedef void (*btf_trace_x86_fpu_copy_dst)(void *, struct fpu *);
 
 typedef void (*btf_trace_x86_fpu_xstate_check_failed)(void *, struct fpu *);
 
-struct user_i387_ia32_struct {
-	u32 cwd;
-	u32 swd;
-	u32 twd;
-	u32 fip;
-	u32 fcs;
-	u32 foo;
-	u32 fos;
-	u32 st_space[20];
-};
-
 struct membuf {
 	void *p;
 	size_t left;
@@ -24013,6 +22262,66 @@ enum xstate_copy_mode {
 	XSTATE_COPY_FP = 0,
 	XSTATE_COPY_FX = 1,
 	XSTATE_COPY_XSAVE = 2,
+};
+
+struct _fpx_sw_bytes {
+	__u32 magic1;
+	__u32 extended_size;
+	__u64 xfeatures;
+	__u32 xstate_size;
+	__u32 padding[7];
+};
+
+struct _fpreg {
+	__u16 significand[4];
+	__u16 exponent;
+};
+
+struct _fpxreg {
+	__u16 significand[4];
+	__u16 exponent;
+	__u16 padding[3];
+};
+
+struct _xmmreg {
+	__u32 element[4];
+};
+
+struct _fpstate_32 {
+	__u32 cw;
+	__u32 sw;
+	__u32 tag;
+	__u32 ipoff;
+	__u32 cssel;
+	__u32 dataoff;
+	__u32 datasel;
+	struct _fpreg _st[8];
+	__u16 status;
+	__u16 magic;
+	__u32 _fxsr_env[6];
+	__u32 mxcsr;
+	__u32 reserved;
+	struct _fpxreg _fxsr_st[8];
+	struct _xmmreg _xmm[8];
+	union {
+		__u32 padding1[44];
+		__u32 padding[44];
+	};
+	union {
+		__u32 padding2[12];
+		struct _fpx_sw_bytes sw_reserved;
+	};
+};
+
+struct user_i387_ia32_struct {
+	u32 cwd;
+	u32 swd;
+	u32 twd;
+	u32 fip;
+	u32 fcs;
+	u32 foo;
+	u32 fos;
+	u32 st_space[20];
 };
 
 struct pkru_state {
@@ -24266,6 +22575,11 @@ struct cpuid_bit {
 	u8 bit;
 	u32 level;
 	u32 sub_leaf;
+};
+
+struct x86_topology_system {
+	unsigned int dom_shifts[7];
+	unsigned int dom_size[7];
 };
 
 struct apic {
@@ -25389,7 +23703,6 @@ struct proc_ops {
 	int (*proc_release)(struct inode *, struct file *);
 	__poll_t (*proc_poll)(struct file *, struct poll_table_struct *);
 	long int (*proc_ioctl)(struct file *, unsigned int, long unsigned int);
-	long int (*proc_compat_ioctl)(struct file *, unsigned int, long unsigned int);
 	int (*proc_mmap)(struct file *, struct vm_area_struct *);
 	long unsigned int (*proc_get_unmapped_area)(struct file *, long unsigned int, long unsigned int, long unsigned int, long unsigned int);
 };
@@ -25406,21 +23719,6 @@ struct mtrr_gentry {
 	__u32 regnum;
 	__u32 type;
 	__u32 _pad;
-};
-
-typedef u32 compat_uint_t;
-
-struct mtrr_sentry32 {
-	compat_ulong_t base;
-	compat_uint_t size;
-	compat_uint_t type;
-};
-
-struct mtrr_gentry32 {
-	compat_ulong_t regnum;
-	compat_uint_t base;
-	compat_uint_t size;
-	compat_uint_t type;
 };
 
 struct fixed_range_block {
@@ -26196,52 +24494,6 @@ struct ioapic_domain_cfg {
 	struct device_node *dev;
 };
 
-struct wakeup_header {
-	u16 video_mode;
-	u32 pmode_entry;
-	u16 pmode_cs;
-	u32 pmode_cr0;
-	u32 pmode_cr3;
-	u32 pmode_cr4;
-	u32 pmode_efer_low;
-	u32 pmode_efer_high;
-	u64 pmode_gdt;
-	u32 pmode_misc_en_low;
-	u32 pmode_misc_en_high;
-	u32 pmode_behavior;
-	u32 realmode_flags;
-	u32 real_magic;
-	u32 signature;
-} __attribute__((packed));
-
-struct cpc_reg {
-	u8 descriptor;
-	u16 length;
-	u8 space_id;
-	u8 bit_width;
-	u8 bit_offset;
-	u8 access_width;
-	u64 address;
-} __attribute__((packed));
-
-struct cppc_perf_caps {
-	u32 guaranteed_perf;
-	u32 highest_perf;
-	u32 nominal_perf;
-	u32 lowest_perf;
-	u32 lowest_nonlinear_perf;
-	u32 lowest_freq;
-	u32 nominal_freq;
-	u32 energy_perf;
-	bool auto_sel;
-};
-
-enum amd_pref_core {
-	AMD_PREF_CORE_UNKNOWN = 0,
-	AMD_PREF_CORE_SUPPORTED = 1,
-	AMD_PREF_CORE_UNSUPPORTED = 2,
-};
-
 struct acpi_madt_multiproc_wakeup {
 	struct acpi_subtable_header header;
 	u16 version;
@@ -26291,6 +24543,8 @@ struct x86_mapping_info {
 	bool direct_gbpages;
 	long unsigned int kernpg_flag;
 };
+
+typedef void (*exitcall_t)(void);
 
 struct acpi_power_register {
 	u8 descriptor;
@@ -27002,98 +25256,6 @@ struct rethook {
 	struct callback_head rcu;
 };
 
-struct kimage_arch {
-	pgd_t *pgd;
-	p4d_t *p4d;
-	pud_t *pud;
-	pmd_t *pmd;
-	pte_t *pte;
-};
-
-typedef long unsigned int kimage_entry_t;
-
-struct kexec_segment {
-	union {
-		void *buf;
-		void *kbuf;
-	};
-	size_t bufsz;
-	long unsigned int mem;
-	size_t memsz;
-};
-
-struct kimage {
-	kimage_entry_t head;
-	kimage_entry_t *entry;
-	kimage_entry_t *last_entry;
-	long unsigned int start;
-	struct page *control_code_page;
-	struct page *swap_page;
-	void *vmcoreinfo_data_copy;
-	long unsigned int nr_segments;
-	struct kexec_segment segment[16];
-	struct list_head control_pages;
-	struct list_head dest_pages;
-	struct list_head unusable_pages;
-	long unsigned int control_page;
-	unsigned int type: 1;
-	unsigned int preserve_context: 1;
-	unsigned int file_mode: 1;
-	unsigned int hotplug_support: 1;
-	struct kimage_arch arch;
-	int hp_action;
-	int elfcorehdr_index;
-	bool elfcorehdr_updated;
-	void *elf_headers;
-	long unsigned int elf_headers_sz;
-	long unsigned int elf_load_addr;
-};
-
-typedef struct {
-	efi_table_hdr_t hdr;
-	u64 fw_vendor;
-	u32 fw_revision;
-	u32 __pad1;
-	u64 con_in_handle;
-	u64 con_in;
-	u64 con_out_handle;
-	u64 con_out;
-	u64 stderr_handle;
-	u64 stderr;
-	u64 runtime;
-	u64 boottime;
-	u32 nr_tables;
-	u32 __pad2;
-	u64 tables;
-} efi_system_table_64_t;
-
-typedef struct {
-	efi_table_hdr_t hdr;
-	u32 fw_vendor;
-	u32 fw_revision;
-	u32 con_in_handle;
-	u32 con_in;
-	u32 con_out_handle;
-	u32 con_out;
-	u32 stderr_handle;
-	u32 stderr;
-	u32 runtime;
-	u32 boottime;
-	u32 nr_tables;
-	u32 tables;
-} efi_system_table_32_t;
-
-struct init_pgtable_data {
-	struct x86_mapping_info *info;
-	pgd_t *level4p;
-};
-
-struct crash_mem {
-	unsigned int max_nr_ranges;
-	unsigned int nr_ranges;
-	struct range ranges[0];
-};
-
 struct prev_kprobe {
 	struct kprobe *kp;
 	long unsigned int status;
@@ -27352,6 +25514,167 @@ enum cc_vendor {
 	CC_VENDOR_NONE = 0,
 	CC_VENDOR_AMD = 1,
 	CC_VENDOR_INTEL = 2,
+};
+
+typedef struct {
+	__u8 b[16];
+} guid_t;
+
+typedef long unsigned int efi_status_t;
+
+typedef u8 efi_bool_t;
+
+typedef u16 efi_char16_t;
+
+typedef guid_t efi_guid_t;
+
+typedef struct {
+	u64 signature;
+	u32 revision;
+	u32 headersize;
+	u32 crc32;
+	u32 reserved;
+} efi_table_hdr_t;
+
+typedef struct {
+	u32 type;
+	u32 pad;
+	u64 phys_addr;
+	u64 virt_addr;
+	u64 num_pages;
+	u64 attribute;
+} efi_memory_desc_t;
+
+typedef struct {
+	efi_guid_t guid;
+	u32 headersize;
+	u32 flags;
+	u32 imagesize;
+} efi_capsule_header_t;
+
+typedef struct {
+	u16 year;
+	u8 month;
+	u8 day;
+	u8 hour;
+	u8 minute;
+	u8 second;
+	u8 pad1;
+	u32 nanosecond;
+	s16 timezone;
+	u8 daylight;
+	u8 pad2;
+} efi_time_t;
+
+typedef struct {
+	u32 resolution;
+	u32 accuracy;
+	u8 sets_to_zero;
+} efi_time_cap_t;
+
+typedef struct {
+	efi_table_hdr_t hdr;
+	u32 get_time;
+	u32 set_time;
+	u32 get_wakeup_time;
+	u32 set_wakeup_time;
+	u32 set_virtual_address_map;
+	u32 convert_pointer;
+	u32 get_variable;
+	u32 get_next_variable;
+	u32 set_variable;
+	u32 get_next_high_mono_count;
+	u32 reset_system;
+	u32 update_capsule;
+	u32 query_capsule_caps;
+	u32 query_variable_info;
+} efi_runtime_services_32_t;
+
+typedef efi_status_t efi_get_time_t(efi_time_t *, efi_time_cap_t *);
+
+typedef efi_status_t efi_set_time_t(efi_time_t *);
+
+typedef efi_status_t efi_get_wakeup_time_t(efi_bool_t *, efi_bool_t *, efi_time_t *);
+
+typedef efi_status_t efi_set_wakeup_time_t(efi_bool_t, efi_time_t *);
+
+typedef efi_status_t efi_get_variable_t(efi_char16_t *, efi_guid_t *, u32 *, long unsigned int *, void *);
+
+typedef efi_status_t efi_get_next_variable_t(long unsigned int *, efi_char16_t *, efi_guid_t *);
+
+typedef efi_status_t efi_set_variable_t(efi_char16_t *, efi_guid_t *, u32, long unsigned int, void *);
+
+typedef efi_status_t efi_get_next_high_mono_count_t(u32 *);
+
+typedef void efi_reset_system_t(int, efi_status_t, long unsigned int, efi_char16_t *);
+
+typedef efi_status_t efi_query_variable_info_t(u32, u64 *, u64 *, u64 *);
+
+typedef efi_status_t efi_update_capsule_t(efi_capsule_header_t **, long unsigned int, long unsigned int);
+
+typedef efi_status_t efi_query_capsule_caps_t(efi_capsule_header_t **, long unsigned int, u64 *, int *);
+
+typedef union {
+	struct {
+		efi_table_hdr_t hdr;
+		efi_status_t (*get_time)(efi_time_t *, efi_time_cap_t *);
+		efi_status_t (*set_time)(efi_time_t *);
+		efi_status_t (*get_wakeup_time)(efi_bool_t *, efi_bool_t *, efi_time_t *);
+		efi_status_t (*set_wakeup_time)(efi_bool_t, efi_time_t *);
+		efi_status_t (*set_virtual_address_map)(long unsigned int, long unsigned int, u32, efi_memory_desc_t *);
+		void *convert_pointer;
+		efi_status_t (*get_variable)(efi_char16_t *, efi_guid_t *, u32 *, long unsigned int *, void *);
+		efi_status_t (*get_next_variable)(long unsigned int *, efi_char16_t *, efi_guid_t *);
+		efi_status_t (*set_variable)(efi_char16_t *, efi_guid_t *, u32, long unsigned int, void *);
+		efi_status_t (*get_next_high_mono_count)(u32 *);
+		void (*reset_system)(int, efi_status_t, long unsigned int, efi_char16_t *);
+		efi_status_t (*update_capsule)(efi_capsule_header_t **, long unsigned int, long unsigned int);
+		efi_status_t (*query_capsule_caps)(efi_capsule_header_t **, long unsigned int, u64 *, int *);
+		efi_status_t (*query_variable_info)(u32, u64 *, u64 *, u64 *);
+	};
+	efi_runtime_services_32_t mixed_mode;
+} efi_runtime_services_t;
+
+struct efi_memory_map {
+	phys_addr_t phys_map;
+	void *map;
+	void *map_end;
+	int nr_map;
+	long unsigned int desc_version;
+	long unsigned int desc_size;
+	long unsigned int flags;
+};
+
+struct efi {
+	const efi_runtime_services_t *runtime;
+	unsigned int runtime_version;
+	unsigned int runtime_supported_mask;
+	long unsigned int acpi;
+	long unsigned int acpi20;
+	long unsigned int smbios;
+	long unsigned int smbios3;
+	long unsigned int esrt;
+	long unsigned int tpm_log;
+	long unsigned int tpm_final_log;
+	long unsigned int mokvar_table;
+	long unsigned int coco_secret;
+	long unsigned int unaccepted;
+	efi_get_time_t *get_time;
+	efi_set_time_t *set_time;
+	efi_get_wakeup_time_t *get_wakeup_time;
+	efi_set_wakeup_time_t *set_wakeup_time;
+	efi_get_variable_t *get_variable;
+	efi_get_next_variable_t *get_next_variable;
+	efi_set_variable_t *set_variable;
+	efi_set_variable_t *set_variable_nonblocking;
+	efi_query_variable_info_t *query_variable_info;
+	efi_query_variable_info_t *query_variable_info_nonblocking;
+	efi_update_capsule_t *update_capsule;
+	efi_query_capsule_caps_t *query_capsule_caps;
+	efi_get_next_high_mono_count_t *get_next_high_mono_count;
+	efi_reset_system_t *reset_system;
+	struct efi_memory_map memmap;
+	long unsigned int flags;
 };
 
 struct kvm_task_sleep_node {
@@ -27751,12 +26074,11 @@ enum address_markers_idx {
 	VMEMMAP_START_NR = 5,
 	CPU_ENTRY_AREA_NR = 6,
 	ESPFIX_START_NR = 7,
-	EFI_END_NR = 8,
-	HIGH_KERNEL_NR = 9,
-	MODULES_VADDR_NR = 10,
-	MODULES_END_NR = 11,
-	FIXADDR_START_NR = 12,
-	END_OF_SPACE_NR = 13,
+	HIGH_KERNEL_NR = 8,
+	MODULES_VADDR_NR = 9,
+	MODULES_END_NR = 10,
+	FIXADDR_START_NR = 11,
+	END_OF_SPACE_NR = 12,
 };
 
 struct acpi_srat_cpu_affinity {
@@ -27807,135 +26129,6 @@ enum pti_mode {
 enum pti_clone_level {
 	PTI_CLONE_PMD = 0,
 	PTI_CLONE_PTE = 1,
-};
-
-struct efi_memory_map_data {
-	phys_addr_t phys_map;
-	long unsigned int size;
-	long unsigned int desc_version;
-	long unsigned int desc_size;
-	long unsigned int flags;
-};
-
-struct efi_mem_range {
-	struct range range;
-	u64 attribute;
-};
-
-typedef struct {
-	efi_guid_t guid;
-	u64 table;
-} efi_config_table_64_t;
-
-enum efi_rts_ids {
-	EFI_NONE = 0,
-	EFI_GET_TIME = 1,
-	EFI_SET_TIME = 2,
-	EFI_GET_WAKEUP_TIME = 3,
-	EFI_SET_WAKEUP_TIME = 4,
-	EFI_GET_VARIABLE = 5,
-	EFI_GET_NEXT_VARIABLE = 6,
-	EFI_SET_VARIABLE = 7,
-	EFI_QUERY_VARIABLE_INFO = 8,
-	EFI_GET_NEXT_HIGH_MONO_COUNT = 9,
-	EFI_RESET_SYSTEM = 10,
-	EFI_UPDATE_CAPSULE = 11,
-	EFI_QUERY_CAPSULE_CAPS = 12,
-	EFI_ACPI_PRM_HANDLER = 13,
-};
-
-union efi_rts_args;
-
-struct efi_runtime_work {
-	union efi_rts_args *args;
-	efi_status_t status;
-	struct work_struct work;
-	enum efi_rts_ids efi_rts_id;
-	struct completion efi_rts_comp;
-	const void *caller;
-};
-
-struct efi_setup_data {
-	u64 fw_vendor;
-	u64 __unused;
-	u64 tables;
-	u64 smbios;
-	u64 reserved[8];
-};
-
-struct efi_freeable_range {
-	u64 start;
-	u64 end;
-};
-
-typedef struct {
-	efi_guid_t guid;
-	u32 table;
-} efi_config_table_32_t;
-
-typedef union {
-	struct {
-		efi_guid_t guid;
-		void *table;
-	};
-	efi_config_table_32_t mixed_mode;
-} efi_config_table_t;
-
-typedef struct {
-	efi_guid_t guid;
-	long unsigned int *ptr;
-	const char name[16];
-} efi_config_table_type_t;
-
-typedef struct {
-	u32 version;
-	u32 length;
-	u64 memory_protection_attribute;
-} efi_properties_table_t;
-
-union efi_boot_services;
-
-typedef union efi_boot_services efi_boot_services_t;
-
-union efi_simple_text_input_protocol;
-
-typedef union efi_simple_text_input_protocol efi_simple_text_input_protocol_t;
-
-union efi_simple_text_output_protocol;
-
-typedef union efi_simple_text_output_protocol efi_simple_text_output_protocol_t;
-
-typedef union {
-	struct {
-		efi_table_hdr_t hdr;
-		long unsigned int fw_vendor;
-		u32 fw_revision;
-		long unsigned int con_in_handle;
-		efi_simple_text_input_protocol_t *con_in;
-		long unsigned int con_out_handle;
-		efi_simple_text_output_protocol_t *con_out;
-		long unsigned int stderr_handle;
-		long unsigned int stderr;
-		efi_runtime_services_t *runtime;
-		efi_boot_services_t *boottime;
-		long unsigned int nr_tables;
-		long unsigned int tables;
-	};
-	efi_system_table_32_t mixed_mode;
-} efi_system_table_t;
-
-typedef int (*efi_memattr_perm_setter)(struct mm_struct *, efi_memory_desc_t *, bool);
-
-typedef u16 ucs2_char_t;
-
-struct efi_runtime_map_entry {
-	efi_memory_desc_t md;
-	struct kobject kobj;
-};
-
-struct map_attribute {
-	struct attribute attr;
-	ssize_t (*show)(struct efi_runtime_map_entry *, char *);
 };
 
 struct pm_qos_request {
@@ -28149,6 +26342,24 @@ enum _slab_flag_bits {
 	_SLAB_CMPXCHG_DOUBLE = 17,
 	_SLAB_NO_OBJ_EXT = 18,
 	_SLAB_FLAGS_LAST_BIT = 19,
+};
+
+enum hrtimer_mode {
+	HRTIMER_MODE_ABS = 0,
+	HRTIMER_MODE_REL = 1,
+	HRTIMER_MODE_PINNED = 2,
+	HRTIMER_MODE_SOFT = 4,
+	HRTIMER_MODE_HARD = 8,
+	HRTIMER_MODE_ABS_PINNED = 2,
+	HRTIMER_MODE_REL_PINNED = 3,
+	HRTIMER_MODE_ABS_SOFT = 4,
+	HRTIMER_MODE_REL_SOFT = 5,
+	HRTIMER_MODE_ABS_PINNED_SOFT = 6,
+	HRTIMER_MODE_REL_PINNED_SOFT = 7,
+	HRTIMER_MODE_ABS_HARD = 8,
+	HRTIMER_MODE_REL_HARD = 9,
+	HRTIMER_MODE_ABS_PINNED_HARD = 10,
+	HRTIMER_MODE_REL_PINNED_HARD = 11,
 };
 
 struct multiprocess_signals {
@@ -28421,30 +26632,6 @@ struct pipe_inode_info {
 	struct fasync_struct *fasync_writers;
 	struct pipe_buffer *bufs;
 	struct user_struct *user;
-};
-
-struct old_timeval32 {
-	old_time32_t tv_sec;
-	s32 tv_usec;
-};
-
-struct compat_rusage {
-	struct old_timeval32 ru_utime;
-	struct old_timeval32 ru_stime;
-	compat_long_t ru_maxrss;
-	compat_long_t ru_ixrss;
-	compat_long_t ru_idrss;
-	compat_long_t ru_isrss;
-	compat_long_t ru_minflt;
-	compat_long_t ru_majflt;
-	compat_long_t ru_nswap;
-	compat_long_t ru_inblock;
-	compat_long_t ru_oublock;
-	compat_long_t ru_msgsnd;
-	compat_long_t ru_msgrcv;
-	compat_long_t ru_nsignals;
-	compat_long_t ru_nvcsw;
-	compat_long_t ru_nivcsw;
 };
 
 struct pipe_buf_operations;
@@ -28760,11 +26947,6 @@ struct ptrace_rseq_configuration {
 	__u32 pad;
 };
 
-struct compat_iovec {
-	compat_uptr_t iov_base;
-	compat_size_t iov_len;
-};
-
 typedef long unsigned int old_sigset_t;
 
 enum siginfo_layout {
@@ -28784,22 +26966,6 @@ enum siginfo_layout {
 
 struct fd {
 	long unsigned int word;
-};
-
-typedef u32 compat_old_sigset_t;
-
-struct compat_sigaction {
-	compat_uptr_t sa_handler;
-	compat_ulong_t sa_flags;
-	compat_uptr_t sa_restorer;
-	compat_sigset_t sa_mask;
-};
-
-struct compat_old_sigaction {
-	compat_uptr_t sa_handler;
-	compat_old_sigset_t sa_mask;
-	compat_ulong_t sa_flags;
-	compat_uptr_t sa_restorer;
 };
 
 enum {
@@ -28894,18 +27060,6 @@ struct rlimit64 {
 	__u64 rlim_max;
 };
 
-struct compat_tms {
-	compat_clock_t tms_utime;
-	compat_clock_t tms_stime;
-	compat_clock_t tms_cutime;
-	compat_clock_t tms_cstime;
-};
-
-struct compat_rlimit {
-	compat_ulong_t rlim_cur;
-	compat_ulong_t rlim_max;
-};
-
 struct oldold_utsname {
 	char sysname[9];
 	char nodename[9];
@@ -28961,21 +27115,17 @@ struct getcpu_cache {
 	long unsigned int blob[16];
 };
 
-struct compat_sysinfo {
-	s32 uptime;
-	u32 loads[3];
-	u32 totalram;
-	u32 freeram;
-	u32 sharedram;
-	u32 bufferram;
-	u32 totalswap;
-	u32 freeswap;
-	u16 procs;
-	u16 pad;
-	u32 totalhigh;
-	u32 freehigh;
-	u32 mem_unit;
-	char _f[8];
+struct subprocess_info {
+	struct work_struct work;
+	struct completion *complete;
+	const char *path;
+	char **argv;
+	char **envp;
+	int wait;
+	int retval;
+	int (*init)(struct subprocess_info *, struct cred *);
+	void (*cleanup)(struct subprocess_info *);
+	void *data;
 };
 
 struct wq_flusher;
@@ -29600,6 +27750,15 @@ struct sys_off_handler {
 	bool blocking;
 	void *list;
 	struct device *dev;
+};
+
+typedef u64 async_cookie_t;
+
+typedef void (*async_func_t)(void *, async_cookie_t);
+
+struct async_domain {
+	struct list_head pending;
+	unsigned int registered: 1;
 };
 
 struct async_entry {
@@ -31017,10 +29176,6 @@ enum uclamp_id {
 	UCLAMP_CNT = 2,
 };
 
-struct update_util_data {
-	void (*func)(struct update_util_data *, u64, unsigned int);
-};
-
 enum cpu_idle_type {
 	__CPU_NOT_IDLE = 0,
 	CPU_IDLE = 1,
@@ -31035,8 +29190,6 @@ struct cpuidle_state_usage {
 	long long unsigned int above;
 	long long unsigned int below;
 	long long unsigned int rejected;
-	long long unsigned int s2idle_usage;
-	long long unsigned int s2idle_time;
 };
 
 struct cpuidle_device;
@@ -31193,12 +29346,6 @@ enum tick_broadcast_state {
 	TICK_BROADCAST_ENTER = 1,
 };
 
-enum s2idle_states {
-	S2IDLE_STATE_NONE = 0,
-	S2IDLE_STATE_ENTER = 1,
-	S2IDLE_STATE_WAKE = 2,
-};
-
 typedef struct {
 	struct rq *lock;
 	struct rq_flags rf;
@@ -31234,19 +29381,6 @@ enum tick_dep_bits {
 	TICK_DEP_BIT_CLOCK_UNSTABLE = 3,
 	TICK_DEP_BIT_RCU = 4,
 	TICK_DEP_BIT_RCU_EXP = 5,
-};
-
-struct gov_attr_set {
-	struct kobject kobj;
-	struct list_head policy_list;
-	struct mutex update_lock;
-	int usage_count;
-};
-
-struct governor_attr {
-	struct attribute attr;
-	ssize_t (*show)(struct gov_attr_set *, char *);
-	ssize_t (*store)(struct gov_attr_set *, const char *, size_t);
 };
 
 enum membarrier_cmd {
@@ -31290,42 +29424,6 @@ struct cpuacct {
 	struct cgroup_subsys_state css;
 	u64 *cpuusage;
 	struct kernel_cpustat *cpustat;
-};
-
-struct sugov_tunables {
-	struct gov_attr_set attr_set;
-	unsigned int rate_limit_us;
-};
-
-struct sugov_policy {
-	struct cpufreq_policy *policy;
-	struct sugov_tunables *tunables;
-	struct list_head tunables_hook;
-	raw_spinlock_t update_lock;
-	u64 last_freq_update_time;
-	s64 freq_update_delay_ns;
-	unsigned int next_freq;
-	unsigned int cached_raw_freq;
-	struct irq_work irq_work;
-	struct kthread_work work;
-	struct mutex work_lock;
-	struct kthread_worker worker;
-	struct task_struct *thread;
-	bool work_in_progress;
-	bool limits_changed;
-	bool need_freq_update;
-};
-
-struct sugov_cpu {
-	struct update_util_data update_util;
-	struct sugov_policy *sg_policy;
-	unsigned int cpu;
-	bool iowait_boost_pending;
-	unsigned int iowait_boost;
-	u64 last_update;
-	long unsigned int util;
-	long unsigned int bw_min;
-	long unsigned int saved_idle_calls;
 };
 
 struct s_data {
@@ -31518,73 +29616,6 @@ struct miscdevice {
 };
 
 typedef int suspend_state_t;
-
-enum suspend_stat_step {
-	SUSPEND_WORKING = 0,
-	SUSPEND_FREEZE = 1,
-	SUSPEND_PREPARE = 2,
-	SUSPEND_SUSPEND = 3,
-	SUSPEND_SUSPEND_LATE = 4,
-	SUSPEND_SUSPEND_NOIRQ = 5,
-	SUSPEND_RESUME_NOIRQ = 6,
-	SUSPEND_RESUME_EARLY = 7,
-	SUSPEND_RESUME = 8,
-};
-
-enum {
-	TEST_NONE = 0,
-	TEST_CORE = 1,
-	TEST_CPUS = 2,
-	TEST_PLATFORM = 3,
-	TEST_DEVICES = 4,
-	TEST_FREEZER = 5,
-	__TEST_AFTER_LAST = 6,
-};
-
-struct suspend_stats {
-	unsigned int step_failures[8];
-	unsigned int success;
-	unsigned int fail;
-	int last_failed_dev;
-	char failed_devs[80];
-	int last_failed_errno;
-	int errno[2];
-	int last_failed_step;
-	u64 last_hw_sleep;
-	u64 total_hw_sleep;
-	u64 max_hw_sleep;
-	enum suspend_stat_step failed_steps[2];
-};
-
-struct pm_vt_switch {
-	struct list_head head;
-	struct device *dev;
-	bool required;
-};
-
-struct platform_suspend_ops {
-	int (*valid)(suspend_state_t);
-	int (*begin)(suspend_state_t);
-	int (*prepare)(void);
-	int (*prepare_late)(void);
-	int (*enter)(suspend_state_t);
-	void (*wake)(void);
-	void (*finish)(void);
-	bool (*suspend_again)(void);
-	void (*end)(void);
-	void (*recover)(void);
-};
-
-struct platform_s2idle_ops {
-	int (*begin)(void);
-	int (*prepare)(void);
-	int (*prepare_late)(void);
-	void (*check)(void);
-	bool (*wake)(void);
-	void (*restore_early)(void);
-	void (*restore)(void);
-	void (*end)(void);
-};
 
 struct sysrq_key_op {
 	void (* const handler)(u8);
@@ -31834,6 +29865,12 @@ struct irq_devres {
 struct irq_desc_devres {
 	unsigned int from;
 	unsigned int cnt;
+};
+
+struct of_phandle_args {
+	struct device_node *np;
+	int args_count;
+	uint32_t args[16];
 };
 
 struct irqchip_fwid {
@@ -33194,6 +31231,11 @@ struct itimerspec64 {
 	struct timespec64 it_value;
 };
 
+struct old_timeval32 {
+	old_time32_t tv_sec;
+	s32 tv_usec;
+};
+
 struct old_itimerspec32 {
 	struct old_timespec32 it_interval;
 	struct old_timespec32 it_value;
@@ -33835,20 +31877,6 @@ struct sigevent {
 
 typedef struct sigevent sigevent_t;
 
-struct compat_sigevent {
-	compat_sigval_t sigev_value;
-	compat_int_t sigev_signo;
-	compat_int_t sigev_notify;
-	union {
-		compat_int_t _pad[13];
-		compat_int_t _tid;
-		struct {
-			compat_uptr_t _function;
-			compat_uptr_t _attribute;
-		} _sigev_thread;
-	} _sigev_un;
-};
-
 struct posix_clock;
 
 struct posix_clock_context;
@@ -33888,11 +31916,6 @@ struct posix_clock_desc {
 struct __kernel_old_itimerval {
 	struct __kernel_old_timeval it_interval;
 	struct __kernel_old_timeval it_value;
-};
-
-struct old_itimerval32 {
-	struct old_timeval32 it_interval;
-	struct old_timeval32 it_value;
 };
 
 struct ce_unbind {
@@ -34602,6 +32625,25 @@ struct bpf_iter__ksym {
 	};
 };
 
+typedef struct {
+	int val[2];
+} __kernel_fsid_t;
+
+struct kstatfs {
+	long int f_type;
+	long int f_bsize;
+	u64 f_blocks;
+	u64 f_bfree;
+	u64 f_bavail;
+	u64 f_files;
+	u64 f_ffree;
+	__kernel_fsid_t f_fsid;
+	long int f_namelen;
+	long int f_frsize;
+	long int f_flags;
+	long int f_spare[4];
+};
+
 typedef __u16 comp_t;
 
 typedef __u32 comp2_t;
@@ -34654,78 +32696,6 @@ struct bsd_acct_struct {
 	struct work_struct work;
 	struct completion done;
 	acct_t ac;
-};
-
-struct kexec_load_limit {
-	struct mutex mutex;
-	int limit;
-};
-
-typedef long unsigned int elf_greg_t;
-
-typedef elf_greg_t elf_gregset_t[27];
-
-struct elf64_phdr {
-	Elf64_Word p_type;
-	Elf64_Word p_flags;
-	Elf64_Off p_offset;
-	Elf64_Addr p_vaddr;
-	Elf64_Addr p_paddr;
-	Elf64_Xword p_filesz;
-	Elf64_Xword p_memsz;
-	Elf64_Xword p_align;
-};
-
-typedef struct elf64_phdr Elf64_Phdr;
-
-struct elf_siginfo {
-	int si_signo;
-	int si_code;
-	int si_errno;
-};
-
-struct elf_prstatus_common {
-	struct elf_siginfo pr_info;
-	short int pr_cursig;
-	long unsigned int pr_sigpend;
-	long unsigned int pr_sighold;
-	pid_t pr_pid;
-	pid_t pr_ppid;
-	pid_t pr_pgrp;
-	pid_t pr_sid;
-	struct __kernel_old_timeval pr_utime;
-	struct __kernel_old_timeval pr_stime;
-	struct __kernel_old_timeval pr_cutime;
-	struct __kernel_old_timeval pr_cstime;
-};
-
-struct elf_prstatus {
-	struct elf_prstatus_common common;
-	elf_gregset_t pr_reg;
-	int pr_fpvalid;
-};
-
-typedef u32 note_buf_t[92];
-
-struct compat_kexec_segment {
-	compat_uptr_t buf;
-	compat_size_t bufsz;
-	compat_ulong_t mem;
-	compat_size_t memsz;
-};
-
-enum migrate_reason {
-	MR_COMPACTION = 0,
-	MR_MEMORY_FAILURE = 1,
-	MR_MEMORY_HOTPLUG = 2,
-	MR_SYSCALL = 3,
-	MR_MEMPOLICY_MBIND = 4,
-	MR_NUMA_MISPLACED = 5,
-	MR_CONTIG_RANGE = 6,
-	MR_LONGTERM_PIN = 7,
-	MR_DEMOTION = 8,
-	MR_DAMON = 9,
-	MR_TYPES = 10,
 };
 
 typedef __kernel_ulong_t ino_t;
@@ -35326,7 +33296,6 @@ enum kprobe_slot_state {
 
 struct action_cache {
 	long unsigned int allow_native[8];
-	long unsigned int allow_compat[8];
 };
 
 struct notification;
@@ -35378,11 +33347,6 @@ struct sock_fprog {
 };
 
 typedef unsigned int (*bpf_func_t)(const void *, const struct bpf_insn *);
-
-struct compat_sock_fprog {
-	u16 len;
-	compat_uptr_t filter;
-};
 
 typedef unsigned int (*bpf_dispatcher_fn)(const void *, const struct bpf_insn *, unsigned int (*)(const void *, const struct bpf_insn *));
 
@@ -36902,8 +34866,6 @@ struct io_cq {
 	unsigned int flags;
 };
 
-typedef u64 compat_u64;
-
 enum req_op {
 	REQ_OP_READ = 0,
 	REQ_OP_WRITE = 1,
@@ -37255,17 +35217,6 @@ struct blk_user_trace_setup {
 	__u64 end_lba;
 	__u32 pid;
 };
-
-struct compat_blk_user_trace_setup {
-	char name[32];
-	u16 act_mask;
-	int: 0;
-	u32 buf_size;
-	u32 buf_nr;
-	compat_u64 start_lba;
-	compat_u64 end_lba;
-	u32 pid;
-} __attribute__((packed));
 
 typedef void blk_log_action_t(struct trace_iterator *, const char *, bool);
 
@@ -38623,6 +36574,95 @@ struct trace_event_data_offsets_error_report_template {};
 
 typedef void (*btf_trace_error_report_end)(void *, enum error_detector, long unsigned int);
 
+struct clk;
+
+enum cpufreq_table_sorting {
+	CPUFREQ_TABLE_UNSORTED = 0,
+	CPUFREQ_TABLE_SORTED_ASCENDING = 1,
+	CPUFREQ_TABLE_SORTED_DESCENDING = 2,
+};
+
+struct cpufreq_cpuinfo {
+	unsigned int max_freq;
+	unsigned int min_freq;
+	unsigned int transition_latency;
+};
+
+struct cpufreq_stats;
+
+struct cpufreq_governor;
+
+struct cpufreq_frequency_table;
+
+struct thermal_cooling_device;
+
+struct cpufreq_policy {
+	cpumask_var_t cpus;
+	cpumask_var_t related_cpus;
+	cpumask_var_t real_cpus;
+	unsigned int shared_type;
+	unsigned int cpu;
+	struct clk *clk;
+	struct cpufreq_cpuinfo cpuinfo;
+	unsigned int min;
+	unsigned int max;
+	unsigned int cur;
+	unsigned int suspend_freq;
+	unsigned int policy;
+	unsigned int last_policy;
+	struct cpufreq_governor *governor;
+	void *governor_data;
+	char last_governor[16];
+	struct work_struct update;
+	struct freq_constraints constraints;
+	struct freq_qos_request *min_freq_req;
+	struct freq_qos_request *max_freq_req;
+	struct cpufreq_frequency_table *freq_table;
+	enum cpufreq_table_sorting freq_table_sorted;
+	struct list_head policy_list;
+	struct kobject kobj;
+	struct completion kobj_unregister;
+	struct rw_semaphore rwsem;
+	bool fast_switch_possible;
+	bool fast_switch_enabled;
+	bool strict_target;
+	bool efficiencies_available;
+	unsigned int transition_delay_us;
+	bool dvfs_possible_from_any_cpu;
+	bool boost_enabled;
+	unsigned int cached_target_freq;
+	unsigned int cached_resolved_idx;
+	bool transition_ongoing;
+	spinlock_t transition_lock;
+	wait_queue_head_t transition_wait;
+	struct task_struct *transition_task;
+	struct cpufreq_stats *stats;
+	void *driver_data;
+	struct thermal_cooling_device *cdev;
+	struct notifier_block nb_min;
+	struct notifier_block nb_max;
+};
+
+struct cpufreq_governor {
+	char name[16];
+	int (*init)(struct cpufreq_policy *);
+	void (*exit)(struct cpufreq_policy *);
+	int (*start)(struct cpufreq_policy *);
+	void (*stop)(struct cpufreq_policy *);
+	void (*limits)(struct cpufreq_policy *);
+	ssize_t (*show_setspeed)(struct cpufreq_policy *, char *);
+	int (*store_setspeed)(struct cpufreq_policy *, unsigned int);
+	struct list_head governor_list;
+	struct module *owner;
+	u8 flags;
+};
+
+struct cpufreq_frequency_table {
+	unsigned int flags;
+	unsigned int driver_data;
+	unsigned int frequency;
+};
+
 struct trace_event_raw_cpu {
 	struct trace_entry ent;
 	u32 state;
@@ -39009,6 +37049,17 @@ struct xdp_md {
 	__u32 egress_ifindex;
 };
 
+enum bpf_cgroup_storage_type {
+	BPF_CGROUP_STORAGE_SHARED = 0,
+	BPF_CGROUP_STORAGE_PERCPU = 1,
+	__BPF_CGROUP_STORAGE_MAX = 2,
+};
+
+struct bpf_empty_prog_array {
+	struct bpf_prog_array hdr;
+	struct bpf_prog *null_prog;
+};
+
 struct rhash_lock_head;
 
 struct bucket_table {
@@ -39021,17 +37072,6 @@ struct bucket_table {
 	struct lockdep_map dep_map;
 	long: 64;
 	struct rhash_lock_head *buckets[0];
-};
-
-enum bpf_cgroup_storage_type {
-	BPF_CGROUP_STORAGE_SHARED = 0,
-	BPF_CGROUP_STORAGE_PERCPU = 1,
-	__BPF_CGROUP_STORAGE_MAX = 2,
-};
-
-struct bpf_empty_prog_array {
-	struct bpf_prog_array hdr;
-	struct bpf_prog *null_prog;
 };
 
 struct xdp_mem_info {
@@ -42584,6 +40624,8 @@ struct fib_nh_common {
 	struct fnhe_hash_bucket *nhc_exceptions;
 };
 
+struct rt6_info;
+
 struct rt6_exception_bucket;
 
 struct fib6_nh {
@@ -42591,6 +40633,8 @@ struct fib6_nh {
 	struct rt6_info **rt6i_pcpu;
 	struct rt6_exception_bucket *rt6i_exception_bucket;
 };
+
+struct fib6_table;
 
 struct fib6_node;
 
@@ -42643,15 +40687,6 @@ struct rt6_info {
 	short unsigned int rt6i_nfheader_len;
 };
 
-struct rt6_statistics {
-	__u32 fib_nodes;
-	__u32 fib_route_nodes;
-	__u32 fib_rt_entries;
-	__u32 fib_rt_cache;
-	__u32 fib_discarded_routes;
-	atomic_t fib_rt_alloc;
-};
-
 struct fib6_node {
 	struct fib6_node *parent;
 	struct fib6_node *left;
@@ -42673,101 +40708,6 @@ struct fib6_table {
 	unsigned int flags;
 	unsigned int fib_seq;
 	struct hlist_head tb6_gc_hlist;
-};
-
-typedef union {
-	__be32 a4;
-	__be32 a6[4];
-	struct in6_addr in6;
-} xfrm_address_t;
-
-struct xfrm_id {
-	xfrm_address_t daddr;
-	__be32 spi;
-	__u8 proto;
-};
-
-struct xfrm_sec_ctx {
-	__u8 ctx_doi;
-	__u8 ctx_alg;
-	__u16 ctx_len;
-	__u32 ctx_sid;
-	char ctx_str[0];
-};
-
-struct xfrm_selector {
-	xfrm_address_t daddr;
-	xfrm_address_t saddr;
-	__be16 dport;
-	__be16 dport_mask;
-	__be16 sport;
-	__be16 sport_mask;
-	__u16 family;
-	__u8 prefixlen_d;
-	__u8 prefixlen_s;
-	__u8 proto;
-	int ifindex;
-	__kernel_uid32_t user;
-};
-
-struct xfrm_lifetime_cfg {
-	__u64 soft_byte_limit;
-	__u64 hard_byte_limit;
-	__u64 soft_packet_limit;
-	__u64 hard_packet_limit;
-	__u64 soft_add_expires_seconds;
-	__u64 hard_add_expires_seconds;
-	__u64 soft_use_expires_seconds;
-	__u64 hard_use_expires_seconds;
-};
-
-struct xfrm_lifetime_cur {
-	__u64 bytes;
-	__u64 packets;
-	__u64 add_time;
-	__u64 use_time;
-};
-
-struct xfrm_replay_state {
-	__u32 oseq;
-	__u32 seq;
-	__u32 bitmap;
-};
-
-struct xfrm_replay_state_esn {
-	unsigned int bmp_len;
-	__u32 oseq;
-	__u32 seq;
-	__u32 oseq_hi;
-	__u32 seq_hi;
-	__u32 replay_window;
-	__u32 bmp[0];
-};
-
-struct xfrm_algo {
-	char alg_name[64];
-	unsigned int alg_key_len;
-	char alg_key[0];
-};
-
-struct xfrm_algo_auth {
-	char alg_name[64];
-	unsigned int alg_key_len;
-	unsigned int alg_trunc_len;
-	char alg_key[0];
-};
-
-struct xfrm_algo_aead {
-	char alg_name[64];
-	unsigned int alg_key_len;
-	unsigned int alg_icv_len;
-	char alg_key[0];
-};
-
-struct xfrm_stats {
-	__u32 replay_window;
-	__u32 replay;
-	__u32 integrity_failed;
 };
 
 enum {
@@ -42805,13 +40745,6 @@ enum {
 	XFRM_MSG_SETDEFAULT = 39,
 	XFRM_MSG_GETDEFAULT = 40,
 	__XFRM_MSG_MAX = 41,
-};
-
-struct xfrm_encap_tmpl {
-	__u16 encap_type;
-	__be16 encap_sport;
-	__be16 encap_dport;
-	xfrm_address_t encap_oa;
 };
 
 enum xfrm_attr_type_t {
@@ -42854,19 +40787,6 @@ enum xfrm_attr_type_t {
 	__XFRMA_MAX = 36,
 };
 
-struct xfrm_mark {
-	__u32 v;
-	__u32 m;
-};
-
-struct xfrm_address_filter {
-	xfrm_address_t saddr;
-	xfrm_address_t daddr;
-	__u16 family;
-	__u8 splen;
-	__u8 dplen;
-};
-
 struct bpf_sock_ops_kern {
 	struct sock *sk;
 	union {
@@ -42901,121 +40821,6 @@ struct bpf_sk_lookup_kern {
 	bool no_reuseport;
 };
 
-struct xfrm_state_walk {
-	struct list_head all;
-	u8 state;
-	u8 dying;
-	u8 proto;
-	u32 seq;
-	struct xfrm_address_filter *filter;
-};
-
-enum xfrm_replay_mode {
-	XFRM_REPLAY_MODE_LEGACY = 0,
-	XFRM_REPLAY_MODE_BMP = 1,
-	XFRM_REPLAY_MODE_ESN = 2,
-};
-
-struct xfrm_dev_offload {
-	struct net_device *dev;
-	netdevice_tracker dev_tracker;
-	struct net_device *real_dev;
-	long unsigned int offload_handle;
-	u8 dir: 2;
-	u8 type: 2;
-	u8 flags: 2;
-};
-
-struct xfrm_mode {
-	u8 encap;
-	u8 family;
-	u8 flags;
-};
-
-struct xfrm_type;
-
-struct xfrm_type_offload;
-
-struct xfrm_state {
-	possible_net_t xs_net;
-	union {
-		struct hlist_node gclist;
-		struct hlist_node bydst;
-	};
-	union {
-		struct hlist_node dev_gclist;
-		struct hlist_node bysrc;
-	};
-	struct hlist_node byspi;
-	struct hlist_node byseq;
-	struct hlist_node state_cache;
-	struct hlist_node state_cache_input;
-	refcount_t refcnt;
-	spinlock_t lock;
-	u32 pcpu_num;
-	struct xfrm_id id;
-	struct xfrm_selector sel;
-	struct xfrm_mark mark;
-	u32 if_id;
-	u32 tfcpad;
-	u32 genid;
-	struct xfrm_state_walk km;
-	struct {
-		u32 reqid;
-		u8 mode;
-		u8 replay_window;
-		u8 aalgo;
-		u8 ealgo;
-		u8 calgo;
-		u8 flags;
-		u16 family;
-		xfrm_address_t saddr;
-		int header_len;
-		int trailer_len;
-		u32 extra_flags;
-		struct xfrm_mark smark;
-	} props;
-	struct xfrm_lifetime_cfg lft;
-	struct xfrm_algo_auth *aalg;
-	struct xfrm_algo *ealg;
-	struct xfrm_algo *calg;
-	struct xfrm_algo_aead *aead;
-	const char *geniv;
-	__be16 new_mapping_sport;
-	u32 new_mapping;
-	u32 mapping_maxage;
-	struct xfrm_encap_tmpl *encap;
-	u32 nat_keepalive_interval;
-	time64_t nat_keepalive_expiration;
-	xfrm_address_t *coaddr;
-	struct xfrm_state *tunnel;
-	atomic_t tunnel_users;
-	struct xfrm_replay_state replay;
-	struct xfrm_replay_state_esn *replay_esn;
-	struct xfrm_replay_state preplay;
-	struct xfrm_replay_state_esn *preplay_esn;
-	enum xfrm_replay_mode repl_mode;
-	u32 xflags;
-	u32 replay_maxage;
-	u32 replay_maxdiff;
-	struct timer_list rtimer;
-	struct xfrm_stats stats;
-	struct xfrm_lifetime_cur curlft;
-	struct hrtimer mtimer;
-	struct xfrm_dev_offload xso;
-	long int saved_tmo;
-	time64_t lastused;
-	struct page_frag xfrag;
-	const struct xfrm_type *type;
-	struct xfrm_mode inner_mode;
-	struct xfrm_mode inner_mode_iaf;
-	struct xfrm_mode outer_mode;
-	const struct xfrm_type_offload *type_offload;
-	struct xfrm_sec_ctx *security;
-	void *data;
-	u8 dir;
-};
-
 struct lwtunnel_state {
 	__u16 type;
 	__u16 flags;
@@ -43030,62 +40835,6 @@ struct lwtunnel_state {
 struct dst_metrics {
 	u32 metrics[17];
 	refcount_t refcnt;
-};
-
-struct xfrm_policy_walk_entry {
-	struct list_head all;
-	u8 dead;
-};
-
-struct xfrm_policy_queue {
-	struct sk_buff_head hold_queue;
-	struct timer_list hold_timer;
-	long unsigned int timeout;
-};
-
-struct xfrm_tmpl {
-	struct xfrm_id id;
-	xfrm_address_t saddr;
-	short unsigned int encap_family;
-	u32 reqid;
-	u8 mode;
-	u8 share;
-	u8 optional;
-	u8 allalgs;
-	u32 aalgos;
-	u32 ealgos;
-	u32 calgos;
-};
-
-struct xfrm_policy {
-	possible_net_t xp_net;
-	struct hlist_node bydst;
-	struct hlist_node byidx;
-	struct hlist_head state_cache_list;
-	rwlock_t lock;
-	refcount_t refcnt;
-	u32 pos;
-	struct timer_list timer;
-	atomic_t genid;
-	u32 priority;
-	u32 index;
-	u32 if_id;
-	struct xfrm_mark mark;
-	struct xfrm_selector selector;
-	struct xfrm_lifetime_cfg lft;
-	struct xfrm_lifetime_cur curlft;
-	struct xfrm_policy_walk_entry walk;
-	struct xfrm_policy_queue polq;
-	bool bydst_reinsert;
-	u8 type;
-	u8 action;
-	u8 flags;
-	u8 xfrm_nr;
-	u16 family;
-	struct xfrm_sec_ctx *security;
-	struct xfrm_tmpl xfrm_vec[6];
-	struct callback_head rcu;
-	struct xfrm_dev_offload xdo;
 };
 
 struct sock_reuseport {
@@ -43204,37 +40953,6 @@ enum {
 	__ND_OPT_MAX = 39,
 };
 
-struct nd_opt_hdr {
-	__u8 nd_opt_type;
-	__u8 nd_opt_len;
-};
-
-struct ndisc_options {
-	struct nd_opt_hdr *nd_opt_array[15];
-	struct nd_opt_hdr *nd_useropts;
-	struct nd_opt_hdr *nd_useropts_end;
-};
-
-struct prefix_info {
-	__u8 type;
-	__u8 length;
-	__u8 prefix_len;
-	union {
-		__u8 flags;
-		struct {
-			__u8 reserved: 4;
-			__u8 preferpd: 1;
-			__u8 routeraddr: 1;
-			__u8 autoconf: 1;
-			__u8 onlink: 1;
-		};
-	};
-	__be32 valid;
-	__be32 prefered;
-	__be32 reserved2;
-	struct in6_addr prefix;
-};
-
 struct inet_ehash_bucket {
 	struct hlist_nulls_head chain;
 };
@@ -43252,25 +40970,6 @@ struct inet_listen_hashbucket {
 struct rt6_exception_bucket {
 	struct hlist_head chain;
 	int depth;
-};
-
-struct xfrm_type {
-	struct module *owner;
-	u8 proto;
-	u8 flags;
-	int (*init_state)(struct xfrm_state *, struct netlink_ext_ack *);
-	void (*destructor)(struct xfrm_state *);
-	int (*input)(struct xfrm_state *, struct sk_buff *);
-	int (*output)(struct xfrm_state *, struct sk_buff *);
-	int (*reject)(struct xfrm_state *, struct sk_buff *, const struct flowi *);
-};
-
-struct xfrm_type_offload {
-	struct module *owner;
-	u8 proto;
-	void (*encap)(struct xfrm_state *, struct sk_buff *);
-	int (*input_tail)(struct xfrm_state *, struct sk_buff *);
-	int (*xmit)(struct xfrm_state *, struct sk_buff *, netdev_features_t);
 };
 
 struct ack_sample {
@@ -43942,31 +41641,11 @@ struct ptr_ring {
 	long: 64;
 };
 
-struct inet6_skb_parm {
-	int iif;
-	__be16 ra;
-	__u16 dst0;
-	__u16 srcrt;
-	__u16 dst1;
-	__u16 lastopt;
-	__u16 nhoff;
-	__u16 flags;
-	__u16 frag_max_size;
-	__u16 srhoff;
-};
-
 struct net_protocol {
 	int (*handler)(struct sk_buff *);
 	int (*err_handler)(struct sk_buff *, u32);
 	unsigned int no_policy: 1;
 	unsigned int icmp_strict_tag_validation: 1;
-	u32 secret;
-};
-
-struct inet6_protocol {
-	int (*handler)(struct sk_buff *);
-	int (*err_handler)(struct sk_buff *, struct inet6_skb_parm *, u8, u8, int, __be32);
-	unsigned int flags;
 	u32 secret;
 };
 
@@ -43986,8 +41665,6 @@ struct net_hotdata {
 	struct net_protocol udp_protocol;
 	struct packet_offload ipv6_packet_offload;
 	struct net_offload tcpv6_offload;
-	struct inet6_protocol tcpv6_protocol;
-	struct inet6_protocol udpv6_protocol;
 	struct net_offload udpv6_offload;
 	struct list_head offload_base;
 	struct list_head ptype_all;
@@ -44464,6 +42141,16 @@ enum perf_event_type {
 	PERF_RECORD_MAX = 22,
 };
 
+enum perf_pmu_scope {
+	PERF_PMU_SCOPE_NONE = 0,
+	PERF_PMU_SCOPE_CORE = 1,
+	PERF_PMU_SCOPE_DIE = 2,
+	PERF_PMU_SCOPE_CLUSTER = 3,
+	PERF_PMU_SCOPE_PKG = 4,
+	PERF_PMU_SCOPE_SYS_WIDE = 5,
+	PERF_PMU_MAX_SCOPE = 6,
+};
+
 struct swevent_hlist {
 	struct hlist_head heads[256];
 	struct callback_head callback_head;
@@ -44832,24 +42519,9 @@ struct xol_area {
 	long unsigned int vaddr;
 };
 
-enum mmu_notifier_event {
-	MMU_NOTIFY_UNMAP = 0,
-	MMU_NOTIFY_CLEAR = 1,
-	MMU_NOTIFY_PROTECTION_VMA = 2,
-	MMU_NOTIFY_PROTECTION_PAGE = 3,
-	MMU_NOTIFY_SOFT_DIRTY = 4,
-	MMU_NOTIFY_RELEASE = 5,
-	MMU_NOTIFY_MIGRATE = 6,
-	MMU_NOTIFY_EXCLUSIVE = 7,
-};
-
 struct mmu_notifier_range {
-	struct mm_struct *mm;
 	long unsigned int start;
 	long unsigned int end;
-	unsigned int flags;
-	enum mmu_notifier_event event;
-	void *owner;
 };
 
 typedef int filler_t(struct file *, struct folio *);
@@ -45045,52 +42717,6 @@ typedef void (*btf_trace_rseq_update)(void *, struct task_struct *);
 
 typedef void (*btf_trace_rseq_ip_fixup)(void *, long unsigned int, long unsigned int, long unsigned int, long unsigned int);
 
-struct key_preparsed_payload {
-	const char *orig_description;
-	char *description;
-	union key_payload payload;
-	const void *data;
-	size_t datalen;
-	size_t quotalen;
-	time64_t expiry;
-};
-
-struct key_match_data {
-	bool (*cmp)(const struct key *, const struct key_match_data *);
-	const void *raw_data;
-	void *preparsed;
-	unsigned int lookup_type;
-};
-
-enum kernel_pkey_operation {
-	kernel_pkey_encrypt = 0,
-	kernel_pkey_decrypt = 1,
-	kernel_pkey_sign = 2,
-	kernel_pkey_verify = 3,
-};
-
-struct kernel_pkey_params {
-	struct key *key;
-	const char *encoding;
-	const char *hash_algo;
-	char *info;
-	__u32 in_len;
-	union {
-		__u32 out_len;
-		__u32 in2_len;
-	};
-	enum kernel_pkey_operation op: 8;
-};
-
-struct kernel_pkey_query {
-	__u32 supported_ops;
-	__u32 key_size;
-	__u16 max_data_size;
-	__u16 max_sig_size;
-	__u16 max_enc_size;
-	__u16 max_dec_size;
-};
-
 struct compact_control;
 
 struct capture_control {
@@ -45113,6 +42739,20 @@ struct xa_state {
 	struct xa_node *xa_alloc;
 	xa_update_node_t xa_update;
 	struct list_lru *xa_lru;
+};
+
+enum migrate_reason {
+	MR_COMPACTION = 0,
+	MR_MEMORY_FAILURE = 1,
+	MR_MEMORY_HOTPLUG = 2,
+	MR_SYSCALL = 3,
+	MR_MEMPOLICY_MBIND = 4,
+	MR_NUMA_MISPLACED = 5,
+	MR_CONTIG_RANGE = 6,
+	MR_LONGTERM_PIN = 7,
+	MR_DEMOTION = 8,
+	MR_DAMON = 9,
+	MR_TYPES = 10,
 };
 
 enum {
@@ -46038,61 +43678,13 @@ enum shmem_zero_reason {
 	SHMEM_ZERO_UNWRITTEN = 0,
 	SHMEM_ZERO_PARTIAL = 1,
 	SHMEM_ZERO_NOMEM = 2,
+	SHMEM_ZERO_SPLIT = 3,
 };
 
 enum shmem_split_reason {
 	SHMEM_SPLIT_SHRINK = 0,
 	SHMEM_SPLIT_TRUNCATE = 1,
 	SHMEM_SPLIT_SWAPOUT = 2,
-};
-
-enum fid_type {
-	FILEID_ROOT = 0,
-	FILEID_INO32_GEN = 1,
-	FILEID_INO32_GEN_PARENT = 2,
-	FILEID_BTRFS_WITHOUT_PARENT = 77,
-	FILEID_BTRFS_WITH_PARENT = 78,
-	FILEID_BTRFS_WITH_PARENT_ROOT = 79,
-	FILEID_UDF_WITHOUT_PARENT = 81,
-	FILEID_UDF_WITH_PARENT = 82,
-	FILEID_NILFS_WITHOUT_PARENT = 97,
-	FILEID_NILFS_WITH_PARENT = 98,
-	FILEID_FAT_WITHOUT_PARENT = 113,
-	FILEID_FAT_WITH_PARENT = 114,
-	FILEID_INO64_GEN = 129,
-	FILEID_INO64_GEN_PARENT = 130,
-	FILEID_LUSTRE = 151,
-	FILEID_BCACHEFS_WITHOUT_PARENT = 177,
-	FILEID_BCACHEFS_WITH_PARENT = 178,
-	FILEID_KERNFS = 254,
-	FILEID_INVALID = 255,
-};
-
-struct fid {
-	union {
-		struct {
-			u32 ino;
-			u32 gen;
-			u32 parent_ino;
-			u32 parent_gen;
-		} i32;
-		struct {
-			u64 ino;
-			u32 gen;
-		} __attribute__((packed)) i64;
-		struct {
-			u32 block;
-			u16 partref;
-			u16 parent_partref;
-			u32 generation;
-			u32 parent_block;
-			u32 parent_generation;
-		} udf;
-		struct {
-			struct {} __empty_raw;
-			__u32 raw[0];
-		};
-	};
 };
 
 struct trace_event_raw_shmem_alloc_folio {
@@ -46189,6 +43781,55 @@ typedef void (*btf_trace_shmem_zero)(void *, struct inode *, struct folio *, siz
 typedef void (*btf_trace_shmem_folio_split)(void *, struct inode *, struct folio *, unsigned int, unsigned int, enum shmem_split_reason, int);
 
 typedef void (*btf_trace_shmem_alloc_time)(void *, struct inode *, struct folio *, u64);
+
+enum fid_type {
+	FILEID_ROOT = 0,
+	FILEID_INO32_GEN = 1,
+	FILEID_INO32_GEN_PARENT = 2,
+	FILEID_BTRFS_WITHOUT_PARENT = 77,
+	FILEID_BTRFS_WITH_PARENT = 78,
+	FILEID_BTRFS_WITH_PARENT_ROOT = 79,
+	FILEID_UDF_WITHOUT_PARENT = 81,
+	FILEID_UDF_WITH_PARENT = 82,
+	FILEID_NILFS_WITHOUT_PARENT = 97,
+	FILEID_NILFS_WITH_PARENT = 98,
+	FILEID_FAT_WITHOUT_PARENT = 113,
+	FILEID_FAT_WITH_PARENT = 114,
+	FILEID_INO64_GEN = 129,
+	FILEID_INO64_GEN_PARENT = 130,
+	FILEID_LUSTRE = 151,
+	FILEID_BCACHEFS_WITHOUT_PARENT = 177,
+	FILEID_BCACHEFS_WITH_PARENT = 178,
+	FILEID_KERNFS = 254,
+	FILEID_INVALID = 255,
+};
+
+struct fid {
+	union {
+		struct {
+			u32 ino;
+			u32 gen;
+			u32 parent_ino;
+			u32 parent_gen;
+		} i32;
+		struct {
+			u64 ino;
+			u32 gen;
+		} __attribute__((packed)) i64;
+		struct {
+			u32 block;
+			u16 partref;
+			u16 parent_partref;
+			u32 generation;
+			u32 parent_block;
+			u32 parent_generation;
+		} udf;
+		struct {
+			struct {} __empty_raw;
+			__u32 raw[0];
+		};
+	};
+};
 
 struct shmem_falloc {
 	wait_queue_head_t *waitq;
@@ -46325,14 +43966,14 @@ struct pcpu_alloc_info {
 };
 
 enum memcg_stat_item {
-	MEMCG_SWAP = 45,
-	MEMCG_SOCK = 46,
-	MEMCG_PERCPU_B = 47,
-	MEMCG_VMALLOC = 48,
-	MEMCG_KMEM = 49,
-	MEMCG_ZSWAP_B = 50,
-	MEMCG_ZSWAPPED = 51,
-	MEMCG_NR_STAT = 52,
+	MEMCG_SWAP = 44,
+	MEMCG_SOCK = 45,
+	MEMCG_PERCPU_B = 46,
+	MEMCG_VMALLOC = 47,
+	MEMCG_KMEM = 48,
+	MEMCG_ZSWAP_B = 49,
+	MEMCG_ZSWAPPED = 50,
+	MEMCG_NR_STAT = 51,
 };
 
 struct trace_event_raw_percpu_alloc_percpu {
@@ -47718,6 +45359,8 @@ struct sp_node {
 	struct mempolicy *policy;
 };
 
+typedef u32 compat_ulong_t;
+
 struct mempolicy_operations {
 	int (*create)(struct mempolicy *, const nodemask_t *);
 	void (*rebind)(struct mempolicy *, const nodemask_t *);
@@ -47744,100 +45387,12 @@ struct iw_node_attr {
 	int nid;
 };
 
-struct mmu_notifier_subscriptions {
-	struct hlist_head list;
-	bool has_itree;
-	spinlock_t lock;
-	long unsigned int invalidate_seq;
-	long unsigned int active_invalidate_ranges;
-	struct rb_root_cached itree;
-	wait_queue_head_t wq;
-	struct hlist_head deferred_list;
-};
-
-struct mmu_notifier;
-
-struct mmu_notifier_ops {
-	void (*release)(struct mmu_notifier *, struct mm_struct *);
-	int (*clear_flush_young)(struct mmu_notifier *, struct mm_struct *, long unsigned int, long unsigned int);
-	int (*clear_young)(struct mmu_notifier *, struct mm_struct *, long unsigned int, long unsigned int);
-	int (*test_young)(struct mmu_notifier *, struct mm_struct *, long unsigned int);
-	int (*invalidate_range_start)(struct mmu_notifier *, const struct mmu_notifier_range *);
-	void (*invalidate_range_end)(struct mmu_notifier *, const struct mmu_notifier_range *);
-	void (*arch_invalidate_secondary_tlbs)(struct mmu_notifier *, struct mm_struct *, long unsigned int, long unsigned int);
-	struct mmu_notifier * (*alloc_notifier)(struct mm_struct *);
-	void (*free_notifier)(struct mmu_notifier *);
-};
-
-struct mmu_notifier {
-	struct hlist_node hlist;
-	const struct mmu_notifier_ops *ops;
-	struct mm_struct *mm;
-	struct callback_head rcu;
-	unsigned int users;
-};
-
-struct mmu_interval_notifier;
-
-struct mmu_interval_notifier_ops {
-	bool (*invalidate)(struct mmu_interval_notifier *, const struct mmu_notifier_range *, long unsigned int);
-};
-
-struct mmu_interval_notifier {
-	struct interval_tree_node interval_tree;
-	const struct mmu_interval_notifier_ops *ops;
-	struct mm_struct *mm;
-	struct hlist_node deferred_item;
-	long unsigned int invalidate_seq;
-};
-
-struct buffer_head;
-
-typedef void bh_end_io_t(struct buffer_head *, int);
-
-struct buffer_head {
-	long unsigned int b_state;
-	struct buffer_head *b_this_page;
-	union {
-		struct page *b_page;
-		struct folio *b_folio;
-	};
-	sector_t b_blocknr;
-	size_t b_size;
-	char *b_data;
-	struct block_device *b_bdev;
-	bh_end_io_t *b_end_io;
-	void *b_private;
-	struct list_head b_assoc_buffers;
-	struct address_space *b_assoc_map;
-	atomic_t b_count;
-	spinlock_t b_uptodate_lock;
-};
-
-enum bh_state_bits {
-	BH_Uptodate = 0,
-	BH_Dirty = 1,
-	BH_Lock = 2,
-	BH_Req = 3,
-	BH_Mapped = 4,
-	BH_New = 5,
-	BH_Async_Read = 6,
-	BH_Async_Write = 7,
-	BH_Delay = 8,
-	BH_Boundary = 9,
-	BH_Write_EIO = 10,
-	BH_Unwritten = 11,
-	BH_Quiet = 12,
-	BH_Meta = 13,
-	BH_Prio = 14,
-	BH_Defer_Completion = 15,
-	BH_PrivateStart = 16,
-};
-
 enum rmp_flags {
 	RMP_LOCKED = 1,
 	RMP_USE_SHARED_ZEROPAGE = 2,
 };
+
+typedef u32 compat_uptr_t;
 
 struct rmap_walk_arg {
 	struct folio *folio;
@@ -48456,8 +46011,6 @@ enum fsnotify_data_type {
 	FSNOTIFY_EVENT_ERROR = 4,
 };
 
-typedef s32 compat_off_t;
-
 struct file_lock_operations {
 	void (*fl_copy_lock)(struct file_lock *, struct file_lock *);
 	void (*fl_release_private)(struct file_lock *);
@@ -48489,8 +46042,6 @@ struct open_flags {
 };
 
 typedef __kernel_rwf_t rwf_t;
-
-typedef s64 compat_loff_t;
 
 struct files_stat_struct {
 	long unsigned int nr_files;
@@ -48594,37 +46145,6 @@ struct statx {
 	__u64 __spare3[9];
 };
 
-typedef u16 compat_mode_t;
-
-typedef u16 __compat_uid_t;
-
-typedef u16 __compat_gid_t;
-
-typedef u32 compat_ino_t;
-
-typedef u16 compat_nlink_t;
-
-struct compat_stat {
-	u32 st_dev;
-	compat_ino_t st_ino;
-	compat_mode_t st_mode;
-	compat_nlink_t st_nlink;
-	__compat_uid_t st_uid;
-	__compat_gid_t st_gid;
-	u32 st_rdev;
-	u32 st_size;
-	u32 st_blksize;
-	u32 st_blocks;
-	u32 st_atime;
-	u32 st_atime_nsec;
-	u32 st_mtime;
-	u32 st_mtime_nsec;
-	u32 st_ctime;
-	u32 st_ctime_nsec;
-	u32 __unused4;
-	u32 __unused5;
-};
-
 typedef struct fd class_fd_raw_t;
 
 struct mount;
@@ -48701,10 +46221,8 @@ struct mountpoint {
 typedef short unsigned int ushort;
 
 struct user_arg_ptr {
-	bool is_compat;
 	union {
 		const char * const *native;
-		const compat_uptr_t *compat;
 	} ptr;
 };
 
@@ -48795,22 +46313,6 @@ struct flock {
 	__kernel_pid_t l_pid;
 };
 
-struct compat_flock {
-	short int l_type;
-	short int l_whence;
-	compat_off_t l_start;
-	compat_off_t l_len;
-	compat_pid_t l_pid;
-};
-
-struct compat_flock64 {
-	short int l_type;
-	short int l_whence;
-	compat_loff_t l_start;
-	compat_loff_t l_len;
-	compat_pid_t l_pid;
-} __attribute__((packed));
-
 struct file_clone_range {
 	__s64 src_fd;
 	__u64 src_offset;
@@ -48872,16 +46374,6 @@ struct space_resv {
 	__u32 l_pid;
 	__s32 l_pad[4];
 };
-
-struct space_resv_32 {
-	__s16 l_type;
-	__s16 l_whence;
-	__s64 l_start;
-	__s64 l_len;
-	__s32 l_sysid;
-	__u32 l_pid;
-	__s32 l_pad[4];
-} __attribute__((packed));
 
 struct fiemap_extent {
 	__u64 fe_logical;
@@ -48946,34 +46438,6 @@ struct getdents_callback64 {
 	int error;
 };
 
-struct compat_old_linux_dirent {
-	compat_ulong_t d_ino;
-	compat_ulong_t d_offset;
-	short unsigned int d_namlen;
-	char d_name[0];
-};
-
-struct compat_readdir_callback {
-	struct dir_context ctx;
-	struct compat_old_linux_dirent *dirent;
-	int result;
-};
-
-struct compat_linux_dirent {
-	compat_ulong_t d_ino;
-	compat_ulong_t d_off;
-	short unsigned int d_reclen;
-	char d_name[0];
-};
-
-struct compat_getdents_callback {
-	struct dir_context ctx;
-	struct compat_linux_dirent *current_dir;
-	int prev_reclen;
-	int count;
-	int error;
-};
-
 typedef struct {
 	long unsigned int fds_bits[16];
 } __kernel_fd_set;
@@ -49030,19 +46494,6 @@ struct poll_list {
 	struct poll_list *next;
 	unsigned int len;
 	struct pollfd entries[0];
-};
-
-struct compat_sel_arg_struct {
-	compat_ulong_t n;
-	compat_uptr_t inp;
-	compat_uptr_t outp;
-	compat_uptr_t exp;
-	compat_uptr_t tvp;
-};
-
-struct compat_sigset_argpack {
-	compat_uptr_t p;
-	compat_size_t size;
 };
 
 enum dentry_d_lock_class {
@@ -49616,32 +47067,6 @@ struct ustat {
 	char f_fpack[6];
 };
 
-typedef s32 compat_daddr_t;
-
-typedef __kernel_fsid_t compat_fsid_t;
-
-struct compat_statfs {
-	int f_type;
-	int f_bsize;
-	int f_blocks;
-	int f_bfree;
-	int f_bavail;
-	int f_files;
-	int f_ffree;
-	compat_fsid_t f_fsid;
-	int f_namelen;
-	int f_frsize;
-	int f_flags;
-	int f_spare[4];
-};
-
-struct compat_ustat {
-	compat_daddr_t f_tfree;
-	compat_ino_t f_tinode;
-	char f_fname[6];
-	char f_fpack[6];
-};
-
 struct statfs {
 	__kernel_long_t f_type;
 	__kernel_long_t f_bsize;
@@ -49671,21 +47096,6 @@ struct statfs64 {
 	__kernel_long_t f_flags;
 	__kernel_long_t f_spare[4];
 };
-
-struct compat_statfs64 {
-	__u32 f_type;
-	__u32 f_bsize;
-	__u64 f_blocks;
-	__u64 f_bfree;
-	__u64 f_bavail;
-	__u64 f_files;
-	__u64 f_ffree;
-	__kernel_fsid_t f_fsid;
-	__u32 f_namelen;
-	__u32 f_frsize;
-	__u32 f_flags;
-	__u32 f_spare[4];
-} __attribute__((packed));
 
 typedef int class_get_unused_fd_t;
 
@@ -49757,123 +47167,6 @@ struct proc_fs_info {
 	struct callback_head rcu;
 };
 
-typedef int get_block_t(struct inode *, sector_t, struct buffer_head *, int);
-
-typedef __u32 blk_mq_req_flags_t;
-
-struct dax_device;
-
-struct iomap_folio_ops;
-
-struct iomap {
-	u64 addr;
-	loff_t offset;
-	u64 length;
-	u16 type;
-	u16 flags;
-	struct block_device *bdev;
-	struct dax_device *dax_dev;
-	void *inline_data;
-	void *private;
-	const struct iomap_folio_ops *folio_ops;
-	u64 validity_cookie;
-};
-
-struct iomap_iter;
-
-struct iomap_folio_ops {
-	struct folio * (*get_folio)(struct iomap_iter *, loff_t, unsigned int);
-	void (*put_folio)(struct inode *, loff_t, unsigned int, struct folio *);
-	bool (*iomap_valid)(struct inode *, const struct iomap *);
-};
-
-struct iomap_iter {
-	struct inode *inode;
-	loff_t pos;
-	u64 len;
-	s64 processed;
-	unsigned int flags;
-	struct iomap iomap;
-	struct iomap srcmap;
-	void *private;
-};
-
-enum hctx_type {
-	HCTX_TYPE_DEFAULT = 0,
-	HCTX_TYPE_READ = 1,
-	HCTX_TYPE_POLL = 2,
-	HCTX_MAX_TYPES = 3,
-};
-
-enum hash_algo {
-	HASH_ALGO_MD4 = 0,
-	HASH_ALGO_MD5 = 1,
-	HASH_ALGO_SHA1 = 2,
-	HASH_ALGO_RIPE_MD_160 = 3,
-	HASH_ALGO_SHA256 = 4,
-	HASH_ALGO_SHA384 = 5,
-	HASH_ALGO_SHA512 = 6,
-	HASH_ALGO_SHA224 = 7,
-	HASH_ALGO_RIPE_MD_128 = 8,
-	HASH_ALGO_RIPE_MD_256 = 9,
-	HASH_ALGO_RIPE_MD_320 = 10,
-	HASH_ALGO_WP_256 = 11,
-	HASH_ALGO_WP_384 = 12,
-	HASH_ALGO_WP_512 = 13,
-	HASH_ALGO_TGR_128 = 14,
-	HASH_ALGO_TGR_160 = 15,
-	HASH_ALGO_TGR_192 = 16,
-	HASH_ALGO_SM3_256 = 17,
-	HASH_ALGO_STREEBOG_256 = 18,
-	HASH_ALGO_STREEBOG_512 = 19,
-	HASH_ALGO_SHA3_256 = 20,
-	HASH_ALGO_SHA3_384 = 21,
-	HASH_ALGO_SHA3_512 = 22,
-	HASH_ALGO__LAST = 23,
-};
-
-struct postprocess_bh_ctx {
-	struct work_struct work;
-	struct buffer_head *bh;
-};
-
-struct bh_lru {
-	struct buffer_head *bhs[16];
-};
-
-struct bh_accounting {
-	int nr;
-	int ratelimit;
-};
-
-struct fsverity_info;
-
-struct folio_iter {
-	struct folio *folio;
-	size_t offset;
-	size_t length;
-	struct folio *_next;
-	size_t _seg_count;
-	int _i;
-};
-
-struct mpage_readpage_args {
-	struct bio *bio;
-	struct folio *folio;
-	unsigned int nr_pages;
-	bool is_readahead;
-	sector_t last_block_in_bio;
-	struct buffer_head map_bh;
-	long unsigned int first_logical_block;
-	get_block_t *get_block;
-};
-
-struct mpage_data {
-	struct bio *bio;
-	sector_t last_block_in_bio;
-	get_block_t *get_block;
-};
-
 typedef u32 nlink_t;
 
 typedef int (*proc_write_t)(struct file *, char *, size_t);
@@ -49933,69 +47226,6 @@ struct proc_inode {
 struct proc_fs_opts {
 	int flag;
 	const char *str;
-};
-
-typedef unsigned int iov_iter_extraction_t;
-
-typedef int dio_iodone_t(struct kiocb *, loff_t, ssize_t, void *);
-
-enum {
-	DIO_LOCKING = 1,
-	DIO_SKIP_HOLES = 2,
-};
-
-struct dio_submit {
-	struct bio *bio;
-	unsigned int blkbits;
-	unsigned int blkfactor;
-	unsigned int start_zero_done;
-	int pages_in_io;
-	sector_t block_in_file;
-	unsigned int blocks_available;
-	int reap_counter;
-	sector_t final_block_in_request;
-	int boundary;
-	get_block_t *get_block;
-	loff_t logical_offset_in_bio;
-	sector_t final_block_in_bio;
-	sector_t next_block_for_io;
-	struct page *cur_page;
-	unsigned int cur_page_offset;
-	unsigned int cur_page_len;
-	sector_t cur_page_block;
-	loff_t cur_page_fs_offset;
-	struct iov_iter *iter;
-	unsigned int head;
-	unsigned int tail;
-	size_t from;
-	size_t to;
-};
-
-struct dio {
-	int flags;
-	blk_opf_t opf;
-	struct gendisk *bio_disk;
-	struct inode *inode;
-	loff_t i_size;
-	dio_iodone_t *end_io;
-	bool is_pinned;
-	void *private;
-	spinlock_t bio_lock;
-	int page_errors;
-	int is_async;
-	bool defer_completion;
-	bool should_dirty;
-	int io_error;
-	long unsigned int refcount;
-	struct bio *bio_list;
-	struct task_struct *waiter;
-	struct kiocb *iocb;
-	ssize_t result;
-	union {
-		struct page *pages[64];
-		struct work_struct complete_work;
-	};
-	long: 64;
 };
 
 struct fsnotify_group;
@@ -50136,6 +47366,29 @@ struct epoll_params {
 	__u16 busy_poll_budget;
 	__u8 prefer_busy_poll;
 	__u8 __pad;
+};
+
+struct wakeup_source {
+	const char *name;
+	int id;
+	struct list_head entry;
+	spinlock_t lock;
+	struct wake_irq *wakeirq;
+	struct timer_list timer;
+	long unsigned int timer_expires;
+	ktime_t total_time;
+	ktime_t max_time;
+	ktime_t last_time;
+	ktime_t start_prevent_time;
+	ktime_t prevent_sleep_time;
+	long unsigned int event_count;
+	long unsigned int active_count;
+	long unsigned int relax_count;
+	long unsigned int expire_count;
+	long unsigned int wakeup_count;
+	struct device *dev;
+	bool active: 1;
+	bool autosleep_enabled: 1;
 };
 
 struct epoll_filefd {
@@ -50416,8 +47669,6 @@ struct iocb {
 	__u32 aio_resfd;
 };
 
-typedef u32 compat_aio_context_t;
-
 typedef int kiocb_cancel_fn(struct kiocb *);
 
 struct aio_ring {
@@ -50557,11 +47808,6 @@ struct aio_poll_table {
 struct __aio_sigset {
 	const sigset_t *sigmask;
 	size_t sigsetsize;
-};
-
-struct __compat_aio_sigset {
-	compat_uptr_t sigmask;
-	compat_size_t sigsetsize;
 };
 
 struct flock64 {
@@ -50707,6 +47953,48 @@ typedef unsigned int __kernel_uid_t;
 
 typedef unsigned int __kernel_gid_t;
 
+typedef long unsigned int elf_greg_t;
+
+typedef elf_greg_t elf_gregset_t[27];
+
+struct elf64_phdr {
+	Elf64_Word p_type;
+	Elf64_Word p_flags;
+	Elf64_Off p_offset;
+	Elf64_Addr p_vaddr;
+	Elf64_Addr p_paddr;
+	Elf64_Xword p_filesz;
+	Elf64_Xword p_memsz;
+	Elf64_Xword p_align;
+};
+
+struct elf_siginfo {
+	int si_signo;
+	int si_code;
+	int si_errno;
+};
+
+struct elf_prstatus_common {
+	struct elf_siginfo pr_info;
+	short int pr_cursig;
+	long unsigned int pr_sigpend;
+	long unsigned int pr_sighold;
+	pid_t pr_pid;
+	pid_t pr_ppid;
+	pid_t pr_pgrp;
+	pid_t pr_sid;
+	struct __kernel_old_timeval pr_utime;
+	struct __kernel_old_timeval pr_stime;
+	struct __kernel_old_timeval pr_cutime;
+	struct __kernel_old_timeval pr_cstime;
+};
+
+struct elf_prstatus {
+	struct elf_prstatus_common common;
+	elf_gregset_t pr_reg;
+	int pr_fpvalid;
+};
+
 struct elf_prpsinfo {
 	char pr_state;
 	char pr_sname;
@@ -50750,203 +48038,6 @@ struct elf_note_info {
 	int thread_notes;
 };
 
-struct user_regs_struct32 {
-	__u32 ebx;
-	__u32 ecx;
-	__u32 edx;
-	__u32 esi;
-	__u32 edi;
-	__u32 ebp;
-	__u32 eax;
-	short unsigned int ds;
-	short unsigned int __ds;
-	short unsigned int es;
-	short unsigned int __es;
-	short unsigned int fs;
-	short unsigned int __fs;
-	short unsigned int gs;
-	short unsigned int __gs;
-	__u32 orig_eax;
-	__u32 eip;
-	short unsigned int cs;
-	short unsigned int __cs;
-	__u32 eflags;
-	__u32 esp;
-	short unsigned int ss;
-	short unsigned int __ss;
-};
-
-struct user_regs_struct {
-	long unsigned int r15;
-	long unsigned int r14;
-	long unsigned int r13;
-	long unsigned int r12;
-	long unsigned int bp;
-	long unsigned int bx;
-	long unsigned int r11;
-	long unsigned int r10;
-	long unsigned int r9;
-	long unsigned int r8;
-	long unsigned int ax;
-	long unsigned int cx;
-	long unsigned int dx;
-	long unsigned int si;
-	long unsigned int di;
-	long unsigned int orig_ax;
-	long unsigned int ip;
-	long unsigned int cs;
-	long unsigned int flags;
-	long unsigned int sp;
-	long unsigned int ss;
-	long unsigned int fs_base;
-	long unsigned int gs_base;
-	long unsigned int ds;
-	long unsigned int es;
-	long unsigned int fs;
-	long unsigned int gs;
-};
-
-typedef __u32 Elf32_Addr;
-
-typedef __u16 Elf32_Half;
-
-typedef __u32 Elf32_Off;
-
-struct elf32_hdr {
-	unsigned char e_ident[16];
-	Elf32_Half e_type;
-	Elf32_Half e_machine;
-	Elf32_Word e_version;
-	Elf32_Addr e_entry;
-	Elf32_Off e_phoff;
-	Elf32_Off e_shoff;
-	Elf32_Word e_flags;
-	Elf32_Half e_ehsize;
-	Elf32_Half e_phentsize;
-	Elf32_Half e_phnum;
-	Elf32_Half e_shentsize;
-	Elf32_Half e_shnum;
-	Elf32_Half e_shstrndx;
-};
-
-struct elf32_phdr {
-	Elf32_Word p_type;
-	Elf32_Off p_offset;
-	Elf32_Addr p_vaddr;
-	Elf32_Addr p_paddr;
-	Elf32_Word p_filesz;
-	Elf32_Word p_memsz;
-	Elf32_Word p_flags;
-	Elf32_Word p_align;
-};
-
-struct elf32_shdr {
-	Elf32_Word sh_name;
-	Elf32_Word sh_type;
-	Elf32_Word sh_flags;
-	Elf32_Addr sh_addr;
-	Elf32_Off sh_offset;
-	Elf32_Word sh_size;
-	Elf32_Word sh_link;
-	Elf32_Word sh_info;
-	Elf32_Word sh_addralign;
-	Elf32_Word sh_entsize;
-};
-
-struct compat_elf_siginfo {
-	compat_int_t si_signo;
-	compat_int_t si_code;
-	compat_int_t si_errno;
-};
-
-struct compat_elf_prstatus_common {
-	struct compat_elf_siginfo pr_info;
-	short int pr_cursig;
-	compat_ulong_t pr_sigpend;
-	compat_ulong_t pr_sighold;
-	compat_pid_t pr_pid;
-	compat_pid_t pr_ppid;
-	compat_pid_t pr_pgrp;
-	compat_pid_t pr_sid;
-	struct old_timeval32 pr_utime;
-	struct old_timeval32 pr_stime;
-	struct old_timeval32 pr_cutime;
-	struct old_timeval32 pr_cstime;
-};
-
-struct compat_elf_prpsinfo {
-	char pr_state;
-	char pr_sname;
-	char pr_zomb;
-	char pr_nice;
-	compat_ulong_t pr_flag;
-	__compat_uid_t pr_uid;
-	__compat_gid_t pr_gid;
-	compat_pid_t pr_pid;
-	compat_pid_t pr_ppid;
-	compat_pid_t pr_pgrp;
-	compat_pid_t pr_sid;
-	char pr_fname[16];
-	char pr_psargs[80];
-};
-
-typedef struct user_regs_struct compat_elf_gregset_t;
-
-struct i386_elf_prstatus {
-	struct compat_elf_prstatus_common common;
-	struct user_regs_struct32 pr_reg;
-	compat_int_t pr_fpvalid;
-};
-
-struct compat_elf_prstatus {
-	struct compat_elf_prstatus_common common;
-	compat_elf_gregset_t pr_reg;
-	compat_int_t pr_fpvalid;
-};
-
-struct elf_thread_core_info___2 {
-	struct elf_thread_core_info___2 *next;
-	struct task_struct *task;
-	struct compat_elf_prstatus prstatus;
-	struct memelfnote notes[0];
-};
-
-struct elf_note_info___2 {
-	struct elf_thread_core_info___2 *thread;
-	struct memelfnote psinfo;
-	struct memelfnote signote;
-	struct memelfnote auxv;
-	struct memelfnote files;
-	compat_siginfo_t csigdata;
-	size_t size;
-	int thread_notes;
-};
-
-enum {
-	MBE_REFERENCED_B = 0,
-	MBE_REUSABLE_B = 1,
-};
-
-struct mb_cache_entry {
-	struct list_head e_list;
-	struct hlist_bl_node e_hash_list;
-	atomic_t e_refcnt;
-	u32 e_key;
-	long unsigned int e_flags;
-	u64 e_value;
-};
-
-struct mb_cache {
-	struct hlist_bl_head *c_hash;
-	int c_bucket_bits;
-	long unsigned int c_max_entries;
-	spinlock_t c_list_lock;
-	struct list_head c_list;
-	long unsigned int c_entry_count;
-	struct shrinker *c_shrink;
-	struct work_struct c_shrink_work;
-};
-
 struct posix_acl_xattr_entry {
 	__le16 e_tag;
 	__le16 e_perm;
@@ -50955,271 +48046,6 @@ struct posix_acl_xattr_entry {
 
 struct posix_acl_xattr_header {
 	__le32 a_version;
-};
-
-struct xdr_buf {
-	struct kvec head[1];
-	struct kvec tail[1];
-	struct bio_vec *bvec;
-	struct page **pages;
-	unsigned int page_base;
-	unsigned int page_len;
-	unsigned int flags;
-	unsigned int buflen;
-	unsigned int len;
-};
-
-struct xdr_array2_desc;
-
-typedef int (*xdr_xcode_elem_t)(struct xdr_array2_desc *, void *);
-
-struct xdr_array2_desc {
-	unsigned int elem_size;
-	unsigned int array_len;
-	unsigned int array_maxlen;
-	xdr_xcode_elem_t xcode;
-};
-
-struct rpc_rqst;
-
-struct xdr_stream {
-	__be32 *p;
-	struct xdr_buf *buf;
-	__be32 *end;
-	struct kvec *iov;
-	struct kvec scratch;
-	struct page **page_ptr;
-	void *page_kaddr;
-	unsigned int nwords;
-	struct rpc_rqst *rqst;
-};
-
-struct nfsacl_encode_desc {
-	struct xdr_array2_desc desc;
-	unsigned int count;
-	struct posix_acl *acl;
-	int typeflag;
-	kuid_t uid;
-	kgid_t gid;
-};
-
-struct nfsacl_simple_acl {
-	struct posix_acl acl;
-	struct posix_acl_entry ace[4];
-};
-
-struct nfsacl_decode_desc {
-	struct xdr_array2_desc desc;
-	unsigned int count;
-	struct posix_acl *acl;
-};
-
-struct net_generic {
-	union {
-		struct {
-			unsigned int len;
-			struct callback_head rcu;
-		} s;
-		struct {
-			struct {} __empty_ptr;
-			void *ptr[0];
-		};
-	};
-};
-
-struct lock_manager {
-	struct list_head list;
-	bool block_opens;
-};
-
-enum nfs_stat {
-	NFS_OK = 0,
-	NFSERR_PERM = 1,
-	NFSERR_NOENT = 2,
-	NFSERR_IO = 5,
-	NFSERR_NXIO = 6,
-	NFSERR_ACCES = 13,
-	NFSERR_EXIST = 17,
-	NFSERR_XDEV = 18,
-	NFSERR_NODEV = 19,
-	NFSERR_NOTDIR = 20,
-	NFSERR_ISDIR = 21,
-	NFSERR_INVAL = 22,
-	NFSERR_FBIG = 27,
-	NFSERR_NOSPC = 28,
-	NFSERR_ROFS = 30,
-	NFSERR_MLINK = 31,
-	NFSERR_NAMETOOLONG = 63,
-	NFSERR_NOTEMPTY = 66,
-	NFSERR_DQUOT = 69,
-	NFSERR_STALE = 70,
-	NFSERR_REMOTE = 71,
-	NFSERR_WFLUSH = 99,
-	NFSERR_BADHANDLE = 10001,
-	NFSERR_NOT_SYNC = 10002,
-	NFSERR_BAD_COOKIE = 10003,
-	NFSERR_NOTSUPP = 10004,
-	NFSERR_TOOSMALL = 10005,
-	NFSERR_SERVERFAULT = 10006,
-	NFSERR_BADTYPE = 10007,
-	NFSERR_JUKEBOX = 10008,
-	NFSERR_SAME = 10009,
-	NFSERR_DENIED = 10010,
-	NFSERR_EXPIRED = 10011,
-	NFSERR_LOCKED = 10012,
-	NFSERR_GRACE = 10013,
-	NFSERR_FHEXPIRED = 10014,
-	NFSERR_SHARE_DENIED = 10015,
-	NFSERR_WRONGSEC = 10016,
-	NFSERR_CLID_INUSE = 10017,
-	NFSERR_RESOURCE = 10018,
-	NFSERR_MOVED = 10019,
-	NFSERR_NOFILEHANDLE = 10020,
-	NFSERR_MINOR_VERS_MISMATCH = 10021,
-	NFSERR_STALE_CLIENTID = 10022,
-	NFSERR_STALE_STATEID = 10023,
-	NFSERR_OLD_STATEID = 10024,
-	NFSERR_BAD_STATEID = 10025,
-	NFSERR_BAD_SEQID = 10026,
-	NFSERR_NOT_SAME = 10027,
-	NFSERR_LOCK_RANGE = 10028,
-	NFSERR_SYMLINK = 10029,
-	NFSERR_RESTOREFH = 10030,
-	NFSERR_LEASE_MOVED = 10031,
-	NFSERR_ATTRNOTSUPP = 10032,
-	NFSERR_NO_GRACE = 10033,
-	NFSERR_RECLAIM_BAD = 10034,
-	NFSERR_RECLAIM_CONFLICT = 10035,
-	NFSERR_BAD_XDR = 10036,
-	NFSERR_LOCKS_HELD = 10037,
-	NFSERR_OPENMODE = 10038,
-	NFSERR_BADOWNER = 10039,
-	NFSERR_BADCHAR = 10040,
-	NFSERR_BADNAME = 10041,
-	NFSERR_BAD_RANGE = 10042,
-	NFSERR_LOCK_NOTSUPP = 10043,
-	NFSERR_OP_ILLEGAL = 10044,
-	NFSERR_DEADLOCK = 10045,
-	NFSERR_FILE_OPEN = 10046,
-	NFSERR_ADMIN_REVOKED = 10047,
-	NFSERR_CB_PATH_DOWN = 10048,
-};
-
-enum nfsstat4 {
-	NFS4_OK = 0,
-	NFS4ERR_PERM = 1,
-	NFS4ERR_NOENT = 2,
-	NFS4ERR_IO = 5,
-	NFS4ERR_NXIO = 6,
-	NFS4ERR_ACCESS = 13,
-	NFS4ERR_EXIST = 17,
-	NFS4ERR_XDEV = 18,
-	NFS4ERR_NOTDIR = 20,
-	NFS4ERR_ISDIR = 21,
-	NFS4ERR_INVAL = 22,
-	NFS4ERR_FBIG = 27,
-	NFS4ERR_NOSPC = 28,
-	NFS4ERR_ROFS = 30,
-	NFS4ERR_MLINK = 31,
-	NFS4ERR_NAMETOOLONG = 63,
-	NFS4ERR_NOTEMPTY = 66,
-	NFS4ERR_DQUOT = 69,
-	NFS4ERR_STALE = 70,
-	NFS4ERR_BADHANDLE = 10001,
-	NFS4ERR_BAD_COOKIE = 10003,
-	NFS4ERR_NOTSUPP = 10004,
-	NFS4ERR_TOOSMALL = 10005,
-	NFS4ERR_SERVERFAULT = 10006,
-	NFS4ERR_BADTYPE = 10007,
-	NFS4ERR_DELAY = 10008,
-	NFS4ERR_SAME = 10009,
-	NFS4ERR_DENIED = 10010,
-	NFS4ERR_EXPIRED = 10011,
-	NFS4ERR_LOCKED = 10012,
-	NFS4ERR_GRACE = 10013,
-	NFS4ERR_FHEXPIRED = 10014,
-	NFS4ERR_SHARE_DENIED = 10015,
-	NFS4ERR_WRONGSEC = 10016,
-	NFS4ERR_CLID_INUSE = 10017,
-	NFS4ERR_RESOURCE = 10018,
-	NFS4ERR_MOVED = 10019,
-	NFS4ERR_NOFILEHANDLE = 10020,
-	NFS4ERR_MINOR_VERS_MISMATCH = 10021,
-	NFS4ERR_STALE_CLIENTID = 10022,
-	NFS4ERR_STALE_STATEID = 10023,
-	NFS4ERR_OLD_STATEID = 10024,
-	NFS4ERR_BAD_STATEID = 10025,
-	NFS4ERR_BAD_SEQID = 10026,
-	NFS4ERR_NOT_SAME = 10027,
-	NFS4ERR_LOCK_RANGE = 10028,
-	NFS4ERR_SYMLINK = 10029,
-	NFS4ERR_RESTOREFH = 10030,
-	NFS4ERR_LEASE_MOVED = 10031,
-	NFS4ERR_ATTRNOTSUPP = 10032,
-	NFS4ERR_NO_GRACE = 10033,
-	NFS4ERR_RECLAIM_BAD = 10034,
-	NFS4ERR_RECLAIM_CONFLICT = 10035,
-	NFS4ERR_BADXDR = 10036,
-	NFS4ERR_LOCKS_HELD = 10037,
-	NFS4ERR_OPENMODE = 10038,
-	NFS4ERR_BADOWNER = 10039,
-	NFS4ERR_BADCHAR = 10040,
-	NFS4ERR_BADNAME = 10041,
-	NFS4ERR_BAD_RANGE = 10042,
-	NFS4ERR_LOCK_NOTSUPP = 10043,
-	NFS4ERR_OP_ILLEGAL = 10044,
-	NFS4ERR_DEADLOCK = 10045,
-	NFS4ERR_FILE_OPEN = 10046,
-	NFS4ERR_ADMIN_REVOKED = 10047,
-	NFS4ERR_CB_PATH_DOWN = 10048,
-	NFS4ERR_BADIOMODE = 10049,
-	NFS4ERR_BADLAYOUT = 10050,
-	NFS4ERR_BAD_SESSION_DIGEST = 10051,
-	NFS4ERR_BADSESSION = 10052,
-	NFS4ERR_BADSLOT = 10053,
-	NFS4ERR_COMPLETE_ALREADY = 10054,
-	NFS4ERR_CONN_NOT_BOUND_TO_SESSION = 10055,
-	NFS4ERR_DELEG_ALREADY_WANTED = 10056,
-	NFS4ERR_BACK_CHAN_BUSY = 10057,
-	NFS4ERR_LAYOUTTRYLATER = 10058,
-	NFS4ERR_LAYOUTUNAVAILABLE = 10059,
-	NFS4ERR_NOMATCHING_LAYOUT = 10060,
-	NFS4ERR_RECALLCONFLICT = 10061,
-	NFS4ERR_UNKNOWN_LAYOUTTYPE = 10062,
-	NFS4ERR_SEQ_MISORDERED = 10063,
-	NFS4ERR_SEQUENCE_POS = 10064,
-	NFS4ERR_REQ_TOO_BIG = 10065,
-	NFS4ERR_REP_TOO_BIG = 10066,
-	NFS4ERR_REP_TOO_BIG_TO_CACHE = 10067,
-	NFS4ERR_RETRY_UNCACHED_REP = 10068,
-	NFS4ERR_UNSAFE_COMPOUND = 10069,
-	NFS4ERR_TOO_MANY_OPS = 10070,
-	NFS4ERR_OP_NOT_IN_SESSION = 10071,
-	NFS4ERR_HASH_ALG_UNSUPP = 10072,
-	NFS4ERR_CLIENTID_BUSY = 10074,
-	NFS4ERR_PNFS_IO_HOLE = 10075,
-	NFS4ERR_SEQ_FALSE_RETRY = 10076,
-	NFS4ERR_BAD_HIGH_SLOT = 10077,
-	NFS4ERR_DEADSESSION = 10078,
-	NFS4ERR_ENCR_ALG_UNSUPP = 10079,
-	NFS4ERR_PNFS_NO_LAYOUT = 10080,
-	NFS4ERR_NOT_ONLY_OP = 10081,
-	NFS4ERR_WRONG_CRED = 10082,
-	NFS4ERR_WRONG_TYPE = 10083,
-	NFS4ERR_DIRDELEG_UNAVAIL = 10084,
-	NFS4ERR_REJECT_DELEG = 10085,
-	NFS4ERR_RETURNCONFLICT = 10086,
-	NFS4ERR_DELEG_REVOKED = 10087,
-	NFS4ERR_PARTNER_NOTSUPP = 10088,
-	NFS4ERR_PARTNER_NO_AUTH = 10089,
-	NFS4ERR_UNION_NOTSUPP = 10090,
-	NFS4ERR_OFFLOAD_DENIED = 10091,
-	NFS4ERR_WRONG_LFS = 10092,
-	NFS4ERR_BADLABEL = 10093,
-	NFS4ERR_OFFLOAD_NO_REQS = 10094,
-	NFS4ERR_NOXATTR = 10095,
-	NFS4ERR_XATTR2BIG = 10096,
-	NFS4ERR_FIRST_FREE = 10097,
 };
 
 struct core_name {
@@ -51237,6 +48063,43 @@ struct handle_to_path_ctx {
 	struct path root;
 	enum handle_to_path_flags flags;
 	unsigned int fh_flags;
+};
+
+struct dax_device;
+
+struct iomap_folio_ops;
+
+struct iomap {
+	u64 addr;
+	loff_t offset;
+	u64 length;
+	u16 type;
+	u16 flags;
+	struct block_device *bdev;
+	struct dax_device *dax_dev;
+	void *inline_data;
+	void *private;
+	const struct iomap_folio_ops *folio_ops;
+	u64 validity_cookie;
+};
+
+struct iomap_iter;
+
+struct iomap_folio_ops {
+	struct folio * (*get_folio)(struct iomap_iter *, loff_t, unsigned int);
+	void (*put_folio)(struct inode *, loff_t, unsigned int, struct folio *);
+	bool (*iomap_valid)(struct inode *, const struct iomap *);
+};
+
+struct iomap_iter {
+	struct inode *inode;
+	loff_t pos;
+	u64 len;
+	s64 processed;
+	unsigned int flags;
+	struct iomap iomap;
+	struct iomap srcmap;
+	void *private;
 };
 
 struct trace_event_raw_iomap_readpage_class {
@@ -51364,6 +48227,15 @@ typedef void (*btf_trace_iomap_iter)(void *, struct iomap_iter *, const void *, 
 typedef void (*btf_trace_iomap_dio_rw_begin)(void *, struct kiocb *, struct iov_iter *, unsigned int, size_t);
 
 typedef void (*btf_trace_iomap_dio_complete)(void *, struct kiocb *, int, ssize_t);
+
+struct folio_iter {
+	struct folio *folio;
+	size_t offset;
+	size_t length;
+	struct folio *_next;
+	size_t _seg_count;
+	int _i;
+};
 
 enum {
 	BIOSET_NEED_BVECS = 1,
@@ -51655,6 +48527,10 @@ struct if_dqinfo {
 	__u32 dqi_valid;
 };
 
+typedef u32 compat_uint_t;
+
+typedef u64 compat_u64;
+
 struct compat_if_dqblk {
 	compat_u64 dqb_bhardlimit;
 	compat_u64 dqb_bsoftlimit;
@@ -51665,27 +48541,6 @@ struct compat_if_dqblk {
 	compat_u64 dqb_btime;
 	compat_u64 dqb_itime;
 	compat_uint_t dqb_valid;
-} __attribute__((packed));
-
-struct compat_fs_qfilestat {
-	compat_u64 dqb_bhardlimit;
-	compat_u64 qfs_nblks;
-	compat_uint_t qfs_nextents;
-} __attribute__((packed));
-
-struct compat_fs_quota_stat {
-	__s8 qs_version;
-	__u16 qs_flags;
-	__s8 qs_pad;
-	long: 0;
-	struct compat_fs_qfilestat qs_uquota;
-	struct compat_fs_qfilestat qs_gquota;
-	compat_uint_t qs_incoredqs;
-	compat_int_t qs_btimelimit;
-	compat_int_t qs_itimelimit;
-	compat_int_t qs_rtbtimelimit;
-	__u16 qs_bwarnlimit;
-	__u16 qs_iwarnlimit;
 };
 
 enum {
@@ -51967,26 +48822,6 @@ struct sysctl_alias {
 struct seq_net_private {
 	struct net *net;
 	netns_tracker ns_tracker;
-};
-
-struct vmcore {
-	struct list_head list;
-	long long unsigned int paddr;
-	long long unsigned int size;
-	loff_t offset;
-};
-
-typedef struct elf32_hdr Elf32_Ehdr;
-
-typedef struct elf32_phdr Elf32_Phdr;
-
-typedef struct elf32_note Elf32_Nhdr;
-
-typedef struct elf64_note Elf64_Nhdr;
-
-struct vmcore_cb {
-	bool (*pfn_is_ram)(struct vmcore_cb *, long unsigned int);
-	struct list_head next;
 };
 
 struct kernfs_global_locks {
@@ -52539,6 +49374,8 @@ enum netfs_folio_trace {
 	netfs_folio_trace_wthru_plus = 44,
 };
 
+typedef unsigned int iov_iter_extraction_t;
+
 enum netfs_write_trace {
 	netfs_write_trace_copy_to_cache = 0,
 	netfs_write_trace_dio_write = 1,
@@ -52830,3578 +49667,6 @@ typedef void (*btf_trace_netfs_donate)(void *, const struct netfs_io_request *, 
 
 typedef void (*btf_trace_netfs_folioq)(void *, const struct folio_queue *, enum netfs_folioq_trace);
 
-typedef unsigned int tid_t;
-
-struct transaction_chp_stats_s {
-	long unsigned int cs_chp_time;
-	__u32 cs_forced_to_close;
-	__u32 cs_written;
-	__u32 cs_dropped;
-};
-
-struct journal_s;
-
-typedef struct journal_s journal_t;
-
-struct journal_head;
-
-struct transaction_s;
-
-typedef struct transaction_s transaction_t;
-
-struct transaction_s {
-	journal_t *t_journal;
-	tid_t t_tid;
-	enum {
-		T_RUNNING = 0,
-		T_LOCKED = 1,
-		T_SWITCH = 2,
-		T_FLUSH = 3,
-		T_COMMIT = 4,
-		T_COMMIT_DFLUSH = 5,
-		T_COMMIT_JFLUSH = 6,
-		T_COMMIT_CALLBACK = 7,
-		T_FINISHED = 8,
-	} t_state;
-	long unsigned int t_log_start;
-	int t_nr_buffers;
-	struct journal_head *t_reserved_list;
-	struct journal_head *t_buffers;
-	struct journal_head *t_forget;
-	struct journal_head *t_checkpoint_list;
-	struct journal_head *t_shadow_list;
-	struct list_head t_inode_list;
-	long unsigned int t_max_wait;
-	long unsigned int t_start;
-	long unsigned int t_requested;
-	struct transaction_chp_stats_s t_chp_stats;
-	atomic_t t_updates;
-	atomic_t t_outstanding_credits;
-	atomic_t t_outstanding_revokes;
-	atomic_t t_handle_count;
-	transaction_t *t_cpnext;
-	transaction_t *t_cpprev;
-	long unsigned int t_expires;
-	ktime_t t_start_time;
-	unsigned int t_synchronous_commit: 1;
-	int t_need_data_flush;
-	struct list_head t_private_list;
-};
-
-struct jbd2_buffer_trigger_type;
-
-struct journal_head {
-	struct buffer_head *b_bh;
-	spinlock_t b_state_lock;
-	int b_jcount;
-	unsigned int b_jlist;
-	unsigned int b_modified;
-	char *b_frozen_data;
-	char *b_committed_data;
-	transaction_t *b_transaction;
-	transaction_t *b_next_transaction;
-	struct journal_head *b_tnext;
-	struct journal_head *b_tprev;
-	transaction_t *b_cp_transaction;
-	struct journal_head *b_cpnext;
-	struct journal_head *b_cpprev;
-	struct jbd2_buffer_trigger_type *b_triggers;
-	struct jbd2_buffer_trigger_type *b_frozen_triggers;
-};
-
-struct jbd2_buffer_trigger_type {
-	void (*t_frozen)(struct jbd2_buffer_trigger_type *, struct buffer_head *, void *, size_t);
-	void (*t_abort)(struct jbd2_buffer_trigger_type *, struct buffer_head *);
-};
-
-struct crypto_alg;
-
-struct crypto_tfm {
-	refcount_t refcnt;
-	u32 crt_flags;
-	int node;
-	void (*exit)(struct crypto_tfm *);
-	struct crypto_alg *__crt_alg;
-	void *__crt_ctx[0];
-};
-
-struct cipher_alg {
-	unsigned int cia_min_keysize;
-	unsigned int cia_max_keysize;
-	int (*cia_setkey)(struct crypto_tfm *, const u8 *, unsigned int);
-	void (*cia_encrypt)(struct crypto_tfm *, u8 *, const u8 *);
-	void (*cia_decrypt)(struct crypto_tfm *, u8 *, const u8 *);
-};
-
-struct compress_alg {
-	int (*coa_compress)(struct crypto_tfm *, const u8 *, unsigned int, u8 *, unsigned int *);
-	int (*coa_decompress)(struct crypto_tfm *, const u8 *, unsigned int, u8 *, unsigned int *);
-};
-
-struct crypto_type;
-
-struct crypto_alg {
-	struct list_head cra_list;
-	struct list_head cra_users;
-	u32 cra_flags;
-	unsigned int cra_blocksize;
-	unsigned int cra_ctxsize;
-	unsigned int cra_alignmask;
-	int cra_priority;
-	refcount_t cra_refcnt;
-	char cra_name[128];
-	char cra_driver_name[128];
-	const struct crypto_type *cra_type;
-	union {
-		struct cipher_alg cipher;
-		struct compress_alg compress;
-	} cra_u;
-	int (*cra_init)(struct crypto_tfm *);
-	void (*cra_exit)(struct crypto_tfm *);
-	void (*cra_destroy)(struct crypto_alg *);
-	struct module *cra_module;
-};
-
-struct crypto_instance;
-
-struct crypto_type {
-	unsigned int (*ctxsize)(struct crypto_alg *, u32, u32);
-	unsigned int (*extsize)(struct crypto_alg *);
-	int (*init_tfm)(struct crypto_tfm *);
-	void (*show)(struct seq_file *, struct crypto_alg *);
-	int (*report)(struct sk_buff *, struct crypto_alg *);
-	void (*free)(struct crypto_instance *);
-	unsigned int type;
-	unsigned int maskclear;
-	unsigned int maskset;
-	unsigned int tfmsize;
-};
-
-struct crypto_shash {
-	unsigned int descsize;
-	struct crypto_tfm base;
-};
-
-struct jbd2_journal_handle;
-
-typedef struct jbd2_journal_handle handle_t;
-
-struct jbd2_journal_handle {
-	union {
-		transaction_t *h_transaction;
-		journal_t *h_journal;
-	};
-	handle_t *h_rsv_handle;
-	int h_total_credits;
-	int h_revoke_credits;
-	int h_revoke_credits_requested;
-	int h_ref;
-	int h_err;
-	unsigned int h_sync: 1;
-	unsigned int h_jdata: 1;
-	unsigned int h_reserved: 1;
-	unsigned int h_aborted: 1;
-	unsigned int h_type: 8;
-	unsigned int h_line_no: 16;
-	long unsigned int h_start_jiffies;
-	unsigned int h_requested_credits;
-	unsigned int saved_alloc_context;
-};
-
-struct transaction_run_stats_s {
-	long unsigned int rs_wait;
-	long unsigned int rs_request_delay;
-	long unsigned int rs_running;
-	long unsigned int rs_locked;
-	long unsigned int rs_flushing;
-	long unsigned int rs_logging;
-	__u32 rs_handle_count;
-	__u32 rs_blocks;
-	__u32 rs_blocks_logged;
-};
-
-struct transaction_stats_s {
-	long unsigned int ts_tid;
-	long unsigned int ts_requested;
-	struct transaction_run_stats_s run;
-};
-
-enum passtype {
-	PASS_SCAN = 0,
-	PASS_REVOKE = 1,
-	PASS_REPLAY = 2,
-};
-
-struct journal_superblock_s;
-
-typedef struct journal_superblock_s journal_superblock_t;
-
-struct jbd2_revoke_table_s;
-
-struct jbd2_inode;
-
-struct journal_s {
-	long unsigned int j_flags;
-	int j_errno;
-	struct mutex j_abort_mutex;
-	struct buffer_head *j_sb_buffer;
-	journal_superblock_t *j_superblock;
-	rwlock_t j_state_lock;
-	int j_barrier_count;
-	struct mutex j_barrier;
-	transaction_t *j_running_transaction;
-	transaction_t *j_committing_transaction;
-	transaction_t *j_checkpoint_transactions;
-	wait_queue_head_t j_wait_transaction_locked;
-	wait_queue_head_t j_wait_done_commit;
-	wait_queue_head_t j_wait_commit;
-	wait_queue_head_t j_wait_updates;
-	wait_queue_head_t j_wait_reserved;
-	wait_queue_head_t j_fc_wait;
-	struct mutex j_checkpoint_mutex;
-	struct buffer_head *j_chkpt_bhs[64];
-	struct shrinker *j_shrinker;
-	struct percpu_counter j_checkpoint_jh_count;
-	transaction_t *j_shrink_transaction;
-	long unsigned int j_head;
-	long unsigned int j_tail;
-	long unsigned int j_free;
-	long unsigned int j_first;
-	long unsigned int j_last;
-	long unsigned int j_fc_first;
-	long unsigned int j_fc_off;
-	long unsigned int j_fc_last;
-	struct block_device *j_dev;
-	int j_blocksize;
-	long long unsigned int j_blk_offset;
-	char j_devname[56];
-	struct block_device *j_fs_dev;
-	errseq_t j_fs_dev_wb_err;
-	unsigned int j_total_len;
-	atomic_t j_reserved_credits;
-	spinlock_t j_list_lock;
-	struct inode *j_inode;
-	tid_t j_tail_sequence;
-	tid_t j_transaction_sequence;
-	tid_t j_commit_sequence;
-	tid_t j_commit_request;
-	__u8 j_uuid[16];
-	struct task_struct *j_task;
-	int j_max_transaction_buffers;
-	int j_revoke_records_per_block;
-	int j_transaction_overhead_buffers;
-	long unsigned int j_commit_interval;
-	struct timer_list j_commit_timer;
-	spinlock_t j_revoke_lock;
-	struct jbd2_revoke_table_s *j_revoke;
-	struct jbd2_revoke_table_s *j_revoke_table[2];
-	struct buffer_head **j_wbuf;
-	struct buffer_head **j_fc_wbuf;
-	int j_wbufsize;
-	int j_fc_wbufsize;
-	pid_t j_last_sync_writer;
-	u64 j_average_commit_time;
-	u32 j_min_batch_time;
-	u32 j_max_batch_time;
-	void (*j_commit_callback)(journal_t *, transaction_t *);
-	int (*j_submit_inode_data_buffers)(struct jbd2_inode *);
-	int (*j_finish_inode_data_buffers)(struct jbd2_inode *);
-	spinlock_t j_history_lock;
-	struct proc_dir_entry *j_proc_entry;
-	struct transaction_stats_s j_stats;
-	unsigned int j_failed_commit;
-	void *j_private;
-	struct crypto_shash *j_chksum_driver;
-	__u32 j_csum_seed;
-	struct lock_class_key jbd2_trans_commit_key;
-	void (*j_fc_cleanup_callback)(struct journal_s *, int, tid_t);
-	int (*j_fc_replay_callback)(struct journal_s *, struct buffer_head *, enum passtype, int, tid_t);
-	int (*j_bmap)(struct journal_s *, sector_t *);
-};
-
-struct journal_header_s {
-	__be32 h_magic;
-	__be32 h_blocktype;
-	__be32 h_sequence;
-};
-
-typedef struct journal_header_s journal_header_t;
-
-struct journal_superblock_s {
-	journal_header_t s_header;
-	__be32 s_blocksize;
-	__be32 s_maxlen;
-	__be32 s_first;
-	__be32 s_sequence;
-	__be32 s_start;
-	__be32 s_errno;
-	__be32 s_feature_compat;
-	__be32 s_feature_incompat;
-	__be32 s_feature_ro_compat;
-	__u8 s_uuid[16];
-	__be32 s_nr_users;
-	__be32 s_dynsuper;
-	__be32 s_max_transaction;
-	__be32 s_max_trans_data;
-	__u8 s_checksum_type;
-	__u8 s_padding2[3];
-	__be32 s_num_fc_blks;
-	__be32 s_head;
-	__u32 s_padding[40];
-	__be32 s_checksum;
-	__u8 s_users[768];
-};
-
-enum jbd_state_bits {
-	BH_JBD = 16,
-	BH_JWrite = 17,
-	BH_Freed = 18,
-	BH_Revoked = 19,
-	BH_RevokeValid = 20,
-	BH_JBDDirty = 21,
-	BH_JournalHead = 22,
-	BH_Shadow = 23,
-	BH_Verified = 24,
-	BH_JBDPrivateStart = 25,
-};
-
-struct jbd2_inode {
-	transaction_t *i_transaction;
-	transaction_t *i_next_transaction;
-	struct list_head i_list;
-	struct inode *i_vfs_inode;
-	long unsigned int i_flags;
-	loff_t i_dirty_start;
-	loff_t i_dirty_end;
-};
-
-struct bgl_lock {
-	spinlock_t lock;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-};
-
-struct blockgroup_lock {
-	struct bgl_lock locks[128];
-};
-
-struct fscrypt_dummy_policy {};
-
-typedef int ext4_grpblk_t;
-
-typedef long long unsigned int ext4_fsblk_t;
-
-typedef __u32 ext4_lblk_t;
-
-typedef unsigned int ext4_group_t;
-
-struct ext4_allocation_request {
-	struct inode *inode;
-	unsigned int len;
-	ext4_lblk_t logical;
-	ext4_lblk_t lleft;
-	ext4_lblk_t lright;
-	ext4_fsblk_t goal;
-	ext4_fsblk_t pleft;
-	ext4_fsblk_t pright;
-	unsigned int flags;
-};
-
-struct ext4_system_blocks {
-	struct rb_root root;
-	struct callback_head rcu;
-};
-
-struct ext4_group_desc {
-	__le32 bg_block_bitmap_lo;
-	__le32 bg_inode_bitmap_lo;
-	__le32 bg_inode_table_lo;
-	__le16 bg_free_blocks_count_lo;
-	__le16 bg_free_inodes_count_lo;
-	__le16 bg_used_dirs_count_lo;
-	__le16 bg_flags;
-	__le32 bg_exclude_bitmap_lo;
-	__le16 bg_block_bitmap_csum_lo;
-	__le16 bg_inode_bitmap_csum_lo;
-	__le16 bg_itable_unused_lo;
-	__le16 bg_checksum;
-	__le32 bg_block_bitmap_hi;
-	__le32 bg_inode_bitmap_hi;
-	__le32 bg_inode_table_hi;
-	__le16 bg_free_blocks_count_hi;
-	__le16 bg_free_inodes_count_hi;
-	__le16 bg_used_dirs_count_hi;
-	__le16 bg_itable_unused_hi;
-	__le32 bg_exclude_bitmap_hi;
-	__le16 bg_block_bitmap_csum_hi;
-	__le16 bg_inode_bitmap_csum_hi;
-	__u32 bg_reserved;
-};
-
-struct flex_groups {
-	atomic64_t free_clusters;
-	atomic_t free_inodes;
-	atomic_t used_dirs;
-};
-
-struct extent_status {
-	struct rb_node rb_node;
-	ext4_lblk_t es_lblk;
-	ext4_lblk_t es_len;
-	ext4_fsblk_t es_pblk;
-};
-
-struct ext4_es_tree {
-	struct rb_root root;
-	struct extent_status *cache_es;
-};
-
-struct ext4_es_stats {
-	long unsigned int es_stats_shrunk;
-	struct percpu_counter es_stats_cache_hits;
-	struct percpu_counter es_stats_cache_misses;
-	u64 es_stats_scan_time;
-	u64 es_stats_max_scan_time;
-	struct percpu_counter es_stats_all_cnt;
-	struct percpu_counter es_stats_shk_cnt;
-};
-
-struct ext4_pending_tree {
-	struct rb_root root;
-};
-
-struct ext4_fc_stats {
-	unsigned int fc_ineligible_reason_count[10];
-	long unsigned int fc_num_commits;
-	long unsigned int fc_ineligible_commits;
-	long unsigned int fc_failed_commits;
-	long unsigned int fc_skipped_commits;
-	long unsigned int fc_numblks;
-	u64 s_fc_avg_commit_time;
-};
-
-struct ext4_fc_alloc_region {
-	ext4_lblk_t lblk;
-	ext4_fsblk_t pblk;
-	int ino;
-	int len;
-};
-
-struct ext4_fc_replay_state {
-	int fc_replay_num_tags;
-	int fc_replay_expected_off;
-	int fc_current_pass;
-	int fc_cur_tag;
-	int fc_crc;
-	struct ext4_fc_alloc_region *fc_regions;
-	int fc_regions_size;
-	int fc_regions_used;
-	int fc_regions_valid;
-	int *fc_modified_inodes;
-	int fc_modified_inodes_used;
-	int fc_modified_inodes_size;
-};
-
-struct ext4_inode_info {
-	__le32 i_data[15];
-	__u32 i_dtime;
-	ext4_fsblk_t i_file_acl;
-	ext4_group_t i_block_group;
-	ext4_lblk_t i_dir_start_lookup;
-	long unsigned int i_flags;
-	struct rw_semaphore xattr_sem;
-	union {
-		struct list_head i_orphan;
-		unsigned int i_orphan_idx;
-	};
-	struct list_head i_fc_dilist;
-	struct list_head i_fc_list;
-	ext4_lblk_t i_fc_lblk_start;
-	ext4_lblk_t i_fc_lblk_len;
-	atomic_t i_fc_updates;
-	atomic_t i_unwritten;
-	wait_queue_head_t i_fc_wait;
-	struct mutex i_fc_lock;
-	loff_t i_disksize;
-	struct rw_semaphore i_data_sem;
-	struct inode vfs_inode;
-	struct jbd2_inode *jinode;
-	spinlock_t i_raw_lock;
-	struct timespec64 i_crtime;
-	atomic_t i_prealloc_active;
-	unsigned int i_reserved_data_blocks;
-	struct rb_root i_prealloc_node;
-	rwlock_t i_prealloc_lock;
-	struct ext4_es_tree i_es_tree;
-	rwlock_t i_es_lock;
-	struct list_head i_es_list;
-	unsigned int i_es_all_nr;
-	unsigned int i_es_shk_nr;
-	ext4_lblk_t i_es_shrink_lblk;
-	ext4_group_t i_last_alloc_group;
-	struct ext4_pending_tree i_pending_tree;
-	__u16 i_extra_isize;
-	u16 i_inline_off;
-	u16 i_inline_size;
-	qsize_t i_reserved_quota;
-	spinlock_t i_completed_io_lock;
-	struct list_head i_rsv_conversion_list;
-	struct work_struct i_rsv_conversion_work;
-	spinlock_t i_block_reservation_lock;
-	tid_t i_sync_tid;
-	tid_t i_datasync_tid;
-	struct dquot *i_dquot[3];
-	__u32 i_csum_seed;
-	kprojid_t i_projid;
-};
-
-struct ext4_super_block {
-	__le32 s_inodes_count;
-	__le32 s_blocks_count_lo;
-	__le32 s_r_blocks_count_lo;
-	__le32 s_free_blocks_count_lo;
-	__le32 s_free_inodes_count;
-	__le32 s_first_data_block;
-	__le32 s_log_block_size;
-	__le32 s_log_cluster_size;
-	__le32 s_blocks_per_group;
-	__le32 s_clusters_per_group;
-	__le32 s_inodes_per_group;
-	__le32 s_mtime;
-	__le32 s_wtime;
-	__le16 s_mnt_count;
-	__le16 s_max_mnt_count;
-	__le16 s_magic;
-	__le16 s_state;
-	__le16 s_errors;
-	__le16 s_minor_rev_level;
-	__le32 s_lastcheck;
-	__le32 s_checkinterval;
-	__le32 s_creator_os;
-	__le32 s_rev_level;
-	__le16 s_def_resuid;
-	__le16 s_def_resgid;
-	__le32 s_first_ino;
-	__le16 s_inode_size;
-	__le16 s_block_group_nr;
-	__le32 s_feature_compat;
-	__le32 s_feature_incompat;
-	__le32 s_feature_ro_compat;
-	__u8 s_uuid[16];
-	char s_volume_name[16];
-	char s_last_mounted[64];
-	__le32 s_algorithm_usage_bitmap;
-	__u8 s_prealloc_blocks;
-	__u8 s_prealloc_dir_blocks;
-	__le16 s_reserved_gdt_blocks;
-	__u8 s_journal_uuid[16];
-	__le32 s_journal_inum;
-	__le32 s_journal_dev;
-	__le32 s_last_orphan;
-	__le32 s_hash_seed[4];
-	__u8 s_def_hash_version;
-	__u8 s_jnl_backup_type;
-	__le16 s_desc_size;
-	__le32 s_default_mount_opts;
-	__le32 s_first_meta_bg;
-	__le32 s_mkfs_time;
-	__le32 s_jnl_blocks[17];
-	__le32 s_blocks_count_hi;
-	__le32 s_r_blocks_count_hi;
-	__le32 s_free_blocks_count_hi;
-	__le16 s_min_extra_isize;
-	__le16 s_want_extra_isize;
-	__le32 s_flags;
-	__le16 s_raid_stride;
-	__le16 s_mmp_update_interval;
-	__le64 s_mmp_block;
-	__le32 s_raid_stripe_width;
-	__u8 s_log_groups_per_flex;
-	__u8 s_checksum_type;
-	__u8 s_encryption_level;
-	__u8 s_reserved_pad;
-	__le64 s_kbytes_written;
-	__le32 s_snapshot_inum;
-	__le32 s_snapshot_id;
-	__le64 s_snapshot_r_blocks_count;
-	__le32 s_snapshot_list;
-	__le32 s_error_count;
-	__le32 s_first_error_time;
-	__le32 s_first_error_ino;
-	__le64 s_first_error_block;
-	__u8 s_first_error_func[32];
-	__le32 s_first_error_line;
-	__le32 s_last_error_time;
-	__le32 s_last_error_ino;
-	__le32 s_last_error_line;
-	__le64 s_last_error_block;
-	__u8 s_last_error_func[32];
-	__u8 s_mount_opts[64];
-	__le32 s_usr_quota_inum;
-	__le32 s_grp_quota_inum;
-	__le32 s_overhead_clusters;
-	__le32 s_backup_bgs[2];
-	__u8 s_encrypt_algos[4];
-	__u8 s_encrypt_pw_salt[16];
-	__le32 s_lpf_ino;
-	__le32 s_prj_quota_inum;
-	__le32 s_checksum_seed;
-	__u8 s_wtime_hi;
-	__u8 s_mtime_hi;
-	__u8 s_mkfs_time_hi;
-	__u8 s_lastcheck_hi;
-	__u8 s_first_error_time_hi;
-	__u8 s_last_error_time_hi;
-	__u8 s_first_error_errcode;
-	__u8 s_last_error_errcode;
-	__le16 s_encoding;
-	__le16 s_encoding_flags;
-	__le32 s_orphan_file_inum;
-	__le32 s_reserved[94];
-	__le32 s_checksum;
-};
-
-struct ext4_journal_trigger {
-	struct jbd2_buffer_trigger_type tr_triggers;
-	struct super_block *sb;
-};
-
-struct ext4_orphan_block {
-	atomic_t ob_free_entries;
-	struct buffer_head *ob_bh;
-};
-
-struct ext4_orphan_info {
-	int of_blocks;
-	__u32 of_csum_seed;
-	struct ext4_orphan_block *of_binfo;
-};
-
-struct ext4_group_info;
-
-struct ext4_locality_group;
-
-struct ext4_li_request;
-
-struct ext4_sb_info {
-	long unsigned int s_desc_size;
-	long unsigned int s_inodes_per_block;
-	long unsigned int s_blocks_per_group;
-	long unsigned int s_clusters_per_group;
-	long unsigned int s_inodes_per_group;
-	long unsigned int s_itb_per_group;
-	long unsigned int s_gdb_count;
-	long unsigned int s_desc_per_block;
-	ext4_group_t s_groups_count;
-	ext4_group_t s_blockfile_groups;
-	long unsigned int s_overhead;
-	unsigned int s_cluster_ratio;
-	unsigned int s_cluster_bits;
-	loff_t s_bitmap_maxbytes;
-	struct buffer_head *s_sbh;
-	struct ext4_super_block *s_es;
-	struct buffer_head **s_group_desc;
-	unsigned int s_mount_opt;
-	unsigned int s_mount_opt2;
-	long unsigned int s_mount_flags;
-	unsigned int s_def_mount_opt;
-	unsigned int s_def_mount_opt2;
-	ext4_fsblk_t s_sb_block;
-	atomic64_t s_resv_clusters;
-	kuid_t s_resuid;
-	kgid_t s_resgid;
-	short unsigned int s_mount_state;
-	short unsigned int s_pad;
-	int s_addr_per_block_bits;
-	int s_desc_per_block_bits;
-	int s_inode_size;
-	int s_first_ino;
-	unsigned int s_inode_readahead_blks;
-	unsigned int s_inode_goal;
-	u32 s_hash_seed[4];
-	int s_def_hash_version;
-	int s_hash_unsigned;
-	struct percpu_counter s_freeclusters_counter;
-	struct percpu_counter s_freeinodes_counter;
-	struct percpu_counter s_dirs_counter;
-	struct percpu_counter s_dirtyclusters_counter;
-	struct percpu_counter s_sra_exceeded_retry_limit;
-	struct blockgroup_lock *s_blockgroup_lock;
-	struct proc_dir_entry *s_proc;
-	struct kobject s_kobj;
-	struct completion s_kobj_unregister;
-	struct mutex s_error_notify_mutex;
-	struct super_block *s_sb;
-	struct buffer_head *s_mmp_bh;
-	struct journal_s *s_journal;
-	long unsigned int s_ext4_flags;
-	struct mutex s_orphan_lock;
-	struct list_head s_orphan;
-	struct ext4_orphan_info s_orphan_info;
-	long unsigned int s_commit_interval;
-	u32 s_max_batch_time;
-	u32 s_min_batch_time;
-	struct file *s_journal_bdev_file;
-	char *s_qf_names[3];
-	int s_jquota_fmt;
-	unsigned int s_want_extra_isize;
-	struct ext4_system_blocks *s_system_blks;
-	struct ext4_group_info ***s_group_info;
-	struct inode *s_buddy_cache;
-	spinlock_t s_md_lock;
-	short unsigned int *s_mb_offsets;
-	unsigned int *s_mb_maxs;
-	unsigned int s_group_info_size;
-	unsigned int s_mb_free_pending;
-	struct list_head s_freed_data_list[2];
-	struct list_head s_discard_list;
-	struct work_struct s_discard_work;
-	atomic_t s_retry_alloc_pending;
-	struct xarray *s_mb_avg_fragment_size;
-	struct xarray *s_mb_largest_free_orders;
-	long unsigned int s_stripe;
-	unsigned int s_mb_max_linear_groups;
-	unsigned int s_mb_stream_request;
-	unsigned int s_mb_max_to_scan;
-	unsigned int s_mb_min_to_scan;
-	unsigned int s_mb_stats;
-	unsigned int s_mb_order2_reqs;
-	unsigned int s_mb_group_prealloc;
-	unsigned int s_max_dir_size_kb;
-	long unsigned int s_mb_last_group;
-	long unsigned int s_mb_last_start;
-	unsigned int s_mb_prefetch;
-	unsigned int s_mb_prefetch_limit;
-	unsigned int s_mb_best_avail_max_trim_order;
-	atomic_t s_bal_reqs;
-	atomic_t s_bal_success;
-	atomic_t s_bal_allocated;
-	atomic_t s_bal_ex_scanned;
-	atomic_t s_bal_cX_ex_scanned[5];
-	atomic_t s_bal_groups_scanned;
-	atomic_t s_bal_goals;
-	atomic_t s_bal_len_goals;
-	atomic_t s_bal_breaks;
-	atomic_t s_bal_2orders;
-	atomic64_t s_bal_cX_groups_considered[5];
-	atomic64_t s_bal_cX_hits[5];
-	atomic64_t s_bal_cX_failed[5];
-	atomic_t s_mb_buddies_generated;
-	atomic64_t s_mb_generation_time;
-	atomic_t s_mb_lost_chunks;
-	atomic_t s_mb_preallocated;
-	atomic_t s_mb_discarded;
-	atomic_t s_lock_busy;
-	struct ext4_locality_group *s_locality_groups;
-	long unsigned int s_sectors_written_start;
-	u64 s_kbytes_written;
-	unsigned int s_extent_max_zeroout_kb;
-	unsigned int s_log_groups_per_flex;
-	struct flex_groups **s_flex_groups;
-	ext4_group_t s_flex_groups_allocated;
-	struct workqueue_struct *rsv_conversion_wq;
-	struct timer_list s_err_report;
-	struct ext4_li_request *s_li_request;
-	unsigned int s_li_wait_mult;
-	struct task_struct *s_mmp_tsk;
-	long unsigned int s_last_trim_minblks;
-	struct crypto_shash *s_chksum_driver;
-	__u32 s_csum_seed;
-	struct shrinker *s_es_shrinker;
-	struct list_head s_es_list;
-	long int s_es_nr_inode;
-	struct ext4_es_stats s_es_stats;
-	struct callback_head s_rcu;
-	struct mb_cache *s_ea_block_cache;
-	struct mb_cache *s_ea_inode_cache;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	spinlock_t s_es_lock;
-	struct ext4_journal_trigger s_journal_triggers[1];
-	struct ratelimit_state s_err_ratelimit_state;
-	struct ratelimit_state s_warning_ratelimit_state;
-	struct ratelimit_state s_msg_ratelimit_state;
-	atomic_t s_warning_count;
-	atomic_t s_msg_count;
-	struct fscrypt_dummy_policy s_dummy_enc_policy;
-	struct percpu_rw_semaphore s_writepages_rwsem;
-	struct dax_device *s_daxdev;
-	u64 s_dax_part_off;
-	errseq_t s_bdev_wb_err;
-	spinlock_t s_bdev_wb_lock;
-	spinlock_t s_error_lock;
-	int s_add_error_count;
-	int s_first_error_code;
-	__u32 s_first_error_line;
-	__u32 s_first_error_ino;
-	__u64 s_first_error_block;
-	const char *s_first_error_func;
-	time64_t s_first_error_time;
-	int s_last_error_code;
-	__u32 s_last_error_line;
-	__u32 s_last_error_ino;
-	__u64 s_last_error_block;
-	const char *s_last_error_func;
-	time64_t s_last_error_time;
-	struct work_struct s_sb_upd_work;
-	atomic_t s_fc_subtid;
-	struct list_head s_fc_q[2];
-	struct list_head s_fc_dentry_q[2];
-	unsigned int s_fc_bytes;
-	spinlock_t s_fc_lock;
-	struct buffer_head *s_fc_bh;
-	struct ext4_fc_stats s_fc_stats;
-	tid_t s_fc_ineligible_tid;
-	struct ext4_fc_replay_state s_fc_replay_state;
-	long: 64;
-	long: 64;
-};
-
-struct ext4_group_info {
-	long unsigned int bb_state;
-	struct rb_root bb_free_root;
-	ext4_grpblk_t bb_first_free;
-	ext4_grpblk_t bb_free;
-	ext4_grpblk_t bb_fragments;
-	int bb_avg_fragment_size_order;
-	ext4_grpblk_t bb_largest_free_order;
-	ext4_group_t bb_group;
-	struct list_head bb_prealloc_list;
-	struct rw_semaphore alloc_sem;
-	ext4_grpblk_t bb_counters[0];
-};
-
-struct ext4_locality_group {
-	struct mutex lg_mutex;
-	struct list_head lg_prealloc_list[10];
-	spinlock_t lg_prealloc_lock;
-};
-
-enum ext4_li_mode {
-	EXT4_LI_MODE_PREFETCH_BBITMAP = 0,
-	EXT4_LI_MODE_ITABLE = 1,
-};
-
-struct ext4_li_request {
-	struct super_block *lr_super;
-	enum ext4_li_mode lr_mode;
-	ext4_group_t lr_first_not_zeroed;
-	ext4_group_t lr_next_group;
-	struct list_head lr_request;
-	long unsigned int lr_next_sched;
-	long unsigned int lr_timeout;
-};
-
-struct shash_desc {
-	struct crypto_shash *tfm;
-	void *__ctx[0];
-};
-
-struct ext4_map_blocks {
-	ext4_fsblk_t m_pblk;
-	ext4_lblk_t m_lblk;
-	unsigned int m_len;
-	unsigned int m_flags;
-};
-
-typedef enum {
-	EXT4_IGET_NORMAL = 0,
-	EXT4_IGET_SPECIAL = 1,
-	EXT4_IGET_HANDLE = 2,
-	EXT4_IGET_BAD = 4,
-	EXT4_IGET_EA_INODE = 8,
-	EXT4_IGET_NOWAIT = 16,
-} ext4_iget_flags;
-
-struct ext4_system_zone {
-	struct rb_node node;
-	ext4_fsblk_t start_blk;
-	unsigned int count;
-	u32 ino;
-};
-
-struct fscrypt_str {
-	unsigned char *name;
-	u32 len;
-};
-
-enum criteria {
-	CR_POWER2_ALIGNED = 0,
-	CR_GOAL_LEN_FAST = 1,
-	CR_BEST_AVAIL_LEN = 2,
-	CR_GOAL_LEN_SLOW = 3,
-	CR_ANY_FREE = 4,
-	EXT4_MB_NUM_CRS = 5,
-};
-
-enum {
-	EXT4_INODE_SECRM = 0,
-	EXT4_INODE_UNRM = 1,
-	EXT4_INODE_COMPR = 2,
-	EXT4_INODE_SYNC = 3,
-	EXT4_INODE_IMMUTABLE = 4,
-	EXT4_INODE_APPEND = 5,
-	EXT4_INODE_NODUMP = 6,
-	EXT4_INODE_NOATIME = 7,
-	EXT4_INODE_DIRTY = 8,
-	EXT4_INODE_COMPRBLK = 9,
-	EXT4_INODE_NOCOMPR = 10,
-	EXT4_INODE_ENCRYPT = 11,
-	EXT4_INODE_INDEX = 12,
-	EXT4_INODE_IMAGIC = 13,
-	EXT4_INODE_JOURNAL_DATA = 14,
-	EXT4_INODE_NOTAIL = 15,
-	EXT4_INODE_DIRSYNC = 16,
-	EXT4_INODE_TOPDIR = 17,
-	EXT4_INODE_HUGE_FILE = 18,
-	EXT4_INODE_EXTENTS = 19,
-	EXT4_INODE_VERITY = 20,
-	EXT4_INODE_EA_INODE = 21,
-	EXT4_INODE_DAX = 25,
-	EXT4_INODE_INLINE_DATA = 28,
-	EXT4_INODE_PROJINHERIT = 29,
-	EXT4_INODE_CASEFOLD = 30,
-	EXT4_INODE_RESERVED = 31,
-};
-
-enum {
-	EXT4_FC_REASON_XATTR = 0,
-	EXT4_FC_REASON_CROSS_RENAME = 1,
-	EXT4_FC_REASON_JOURNAL_FLAG_CHANGE = 2,
-	EXT4_FC_REASON_NOMEM = 3,
-	EXT4_FC_REASON_SWAP_BOOT = 4,
-	EXT4_FC_REASON_RESIZE = 5,
-	EXT4_FC_REASON_RENAME_DIR = 6,
-	EXT4_FC_REASON_FALLOC_RANGE = 7,
-	EXT4_FC_REASON_INODE_JOURNAL_DATA = 8,
-	EXT4_FC_REASON_ENCRYPTED_FILENAME = 9,
-	EXT4_FC_REASON_MAX = 10,
-};
-
-enum ext4_journal_trigger_type {
-	EXT4_JTR_ORPHAN_FILE = 0,
-	EXT4_JTR_NONE = 1,
-};
-
-struct ext4_dir_entry_hash {
-	__le32 hash;
-	__le32 minor_hash;
-};
-
-struct ext4_dir_entry_2 {
-	__le32 inode;
-	__le16 rec_len;
-	__u8 name_len;
-	__u8 file_type;
-	char name[255];
-};
-
-struct fname;
-
-struct dir_private_info {
-	struct rb_root root;
-	struct rb_node *curr_node;
-	struct fname *extra_fname;
-	loff_t last_pos;
-	__u32 curr_hash;
-	__u32 curr_minor_hash;
-	__u32 next_hash;
-	u64 cookie;
-	bool initialized;
-};
-
-struct fname {
-	__u32 hash;
-	__u32 minor_hash;
-	struct rb_node rb_hash;
-	struct fname *next;
-	__u32 inode;
-	__u8 name_len;
-	__u8 file_type;
-	char name[0];
-};
-
-enum SHIFT_DIRECTION {
-	SHIFT_LEFT = 0,
-	SHIFT_RIGHT = 1,
-};
-
-struct ext4_io_end_vec {
-	struct list_head list;
-	loff_t offset;
-	ssize_t size;
-};
-
-struct ext4_io_end {
-	struct list_head list;
-	handle_t *handle;
-	struct inode *inode;
-	struct bio *bio;
-	unsigned int flag;
-	refcount_t count;
-	struct list_head list_vec;
-};
-
-typedef struct ext4_io_end ext4_io_end_t;
-
-enum {
-	ES_WRITTEN_B = 0,
-	ES_UNWRITTEN_B = 1,
-	ES_DELAYED_B = 2,
-	ES_HOLE_B = 3,
-	ES_REFERENCED_B = 4,
-	ES_FLAGS = 5,
-};
-
-enum {
-	EXT4_STATE_NEW = 0,
-	EXT4_STATE_XATTR = 1,
-	EXT4_STATE_NO_EXPAND = 2,
-	EXT4_STATE_DA_ALLOC_CLOSE = 3,
-	EXT4_STATE_EXT_MIGRATE = 4,
-	EXT4_STATE_NEWENTRY = 5,
-	EXT4_STATE_MAY_INLINE_DATA = 6,
-	EXT4_STATE_EXT_PRECACHED = 7,
-	EXT4_STATE_LUSTRE_EA_INODE = 8,
-	EXT4_STATE_VERITY_IN_PROGRESS = 9,
-	EXT4_STATE_FC_COMMITTING = 10,
-	EXT4_STATE_ORPHAN_FILE = 11,
-};
-
-struct ext4_iloc {
-	struct buffer_head *bh;
-	long unsigned int offset;
-	ext4_group_t block_group;
-};
-
-struct ext4_extent_tail {
-	__le32 et_checksum;
-};
-
-struct ext4_extent {
-	__le32 ee_block;
-	__le16 ee_len;
-	__le16 ee_start_hi;
-	__le32 ee_start_lo;
-};
-
-struct ext4_extent_idx {
-	__le32 ei_block;
-	__le32 ei_leaf_lo;
-	__le16 ei_leaf_hi;
-	__u16 ei_unused;
-};
-
-struct ext4_extent_header {
-	__le16 eh_magic;
-	__le16 eh_entries;
-	__le16 eh_max;
-	__le16 eh_depth;
-	__le32 eh_generation;
-};
-
-struct ext4_ext_path {
-	ext4_fsblk_t p_block;
-	__u16 p_depth;
-	__u16 p_maxdepth;
-	struct ext4_extent *p_ext;
-	struct ext4_extent_idx *p_idx;
-	struct ext4_extent_header *p_hdr;
-	struct buffer_head *p_bh;
-};
-
-struct partial_cluster {
-	ext4_fsblk_t pclu;
-	ext4_lblk_t lblk;
-	enum {
-		initial = 0,
-		tofree = 1,
-		nofree = 2,
-	} state;
-};
-
-struct pending_reservation {
-	struct rb_node rb_node;
-	ext4_lblk_t lclu;
-};
-
-struct rsvd_count {
-	int ndelayed;
-	bool first_do_lblk_found;
-	ext4_lblk_t first_do_lblk;
-	ext4_lblk_t last_do_lblk;
-	struct extent_status *left_es;
-	bool partial;
-	ext4_lblk_t lclu;
-};
-
-enum {
-	EXT4_MF_MNTDIR_SAMPLED = 0,
-	EXT4_MF_FC_INELIGIBLE = 1,
-	EXT4_MF_JOURNAL_DESTROY = 2,
-};
-
-struct fsmap {
-	__u32 fmr_device;
-	__u32 fmr_flags;
-	__u64 fmr_physical;
-	__u64 fmr_owner;
-	__u64 fmr_offset;
-	__u64 fmr_length;
-	__u64 fmr_reserved[3];
-};
-
-struct ext4_fsmap {
-	struct list_head fmr_list;
-	dev_t fmr_device;
-	uint32_t fmr_flags;
-	uint64_t fmr_physical;
-	uint64_t fmr_owner;
-	uint64_t fmr_length;
-};
-
-struct ext4_fsmap_head {
-	uint32_t fmh_iflags;
-	uint32_t fmh_oflags;
-	unsigned int fmh_count;
-	unsigned int fmh_entries;
-	struct ext4_fsmap fmh_keys[2];
-};
-
-typedef int (*ext4_fsmap_format_t)(struct ext4_fsmap *, void *);
-
-typedef int (*ext4_mballoc_query_range_fn)(struct super_block *, ext4_group_t, ext4_grpblk_t, ext4_grpblk_t, void *);
-
-struct ext4_getfsmap_info {
-	struct ext4_fsmap_head *gfi_head;
-	ext4_fsmap_format_t gfi_formatter;
-	void *gfi_format_arg;
-	ext4_fsblk_t gfi_next_fsblk;
-	u32 gfi_dev;
-	ext4_group_t gfi_agno;
-	struct ext4_fsmap gfi_low;
-	struct ext4_fsmap gfi_high;
-	struct ext4_fsmap gfi_lastfree;
-	struct list_head gfi_meta_list;
-	bool gfi_last;
-};
-
-struct ext4_getfsmap_dev {
-	int (*gfd_fn)(struct super_block *, struct ext4_fsmap *, struct ext4_getfsmap_info *);
-	u32 gfd_dev;
-};
-
-struct dx_hash_info {
-	u32 hash;
-	u32 minor_hash;
-	int hash_version;
-	u32 *seed;
-};
-
-struct fscrypt_inode_info;
-
-typedef unsigned int __kernel_mode_t;
-
-typedef __kernel_mode_t mode_t;
-
-struct ext4_inode {
-	__le16 i_mode;
-	__le16 i_uid;
-	__le32 i_size_lo;
-	__le32 i_atime;
-	__le32 i_ctime;
-	__le32 i_mtime;
-	__le32 i_dtime;
-	__le16 i_gid;
-	__le16 i_links_count;
-	__le32 i_blocks_lo;
-	__le32 i_flags;
-	union {
-		struct {
-			__le32 l_i_version;
-		} linux1;
-		struct {
-			__u32 h_i_translator;
-		} hurd1;
-		struct {
-			__u32 m_i_reserved1;
-		} masix1;
-	} osd1;
-	__le32 i_block[15];
-	__le32 i_generation;
-	__le32 i_file_acl_lo;
-	__le32 i_size_high;
-	__le32 i_obso_faddr;
-	union {
-		struct {
-			__le16 l_i_blocks_high;
-			__le16 l_i_file_acl_high;
-			__le16 l_i_uid_high;
-			__le16 l_i_gid_high;
-			__le16 l_i_checksum_lo;
-			__le16 l_i_reserved;
-		} linux2;
-		struct {
-			__le16 h_i_reserved1;
-			__u16 h_i_mode_high;
-			__u16 h_i_uid_high;
-			__u16 h_i_gid_high;
-			__u32 h_i_author;
-		} hurd2;
-		struct {
-			__le16 h_i_reserved1;
-			__le16 m_i_file_acl_high;
-			__u32 m_i_reserved2[2];
-		} masix2;
-	} osd2;
-	__le16 i_extra_isize;
-	__le16 i_checksum_hi;
-	__le32 i_ctime_extra;
-	__le32 i_mtime_extra;
-	__le32 i_atime_extra;
-	__le32 i_crtime;
-	__le32 i_crtime_extra;
-	__le32 i_version_hi;
-	__le32 i_projid;
-};
-
-struct orlov_stats {
-	__u64 free_clusters;
-	__u32 free_inodes;
-	__u32 used_dirs;
-};
-
-typedef struct {
-	__le32 *p;
-	__le32 key;
-	struct buffer_head *bh;
-} Indirect;
-
-struct ext4_filename {
-	const struct qstr *usr_fname;
-	struct fscrypt_str disk_name;
-	struct dx_hash_info hinfo;
-};
-
-struct ext4_xattr_ibody_header {
-	__le32 h_magic;
-};
-
-struct ext4_xattr_entry {
-	__u8 e_name_len;
-	__u8 e_name_index;
-	__le16 e_value_offs;
-	__le32 e_value_inum;
-	__le32 e_value_size;
-	__le32 e_hash;
-	char e_name[0];
-};
-
-struct ext4_xattr_info {
-	const char *name;
-	const void *value;
-	size_t value_len;
-	int name_index;
-	int in_inode;
-};
-
-struct ext4_xattr_search {
-	struct ext4_xattr_entry *first;
-	void *base;
-	void *end;
-	struct ext4_xattr_entry *here;
-	int not_found;
-};
-
-struct ext4_xattr_ibody_find {
-	struct ext4_xattr_search s;
-	struct ext4_iloc iloc;
-};
-
-typedef short unsigned int __kernel_uid16_t;
-
-typedef short unsigned int __kernel_gid16_t;
-
-typedef __kernel_uid16_t uid16_t;
-
-typedef __kernel_gid16_t gid16_t;
-
-struct ext4_io_submit {
-	struct writeback_control *io_wbc;
-	struct bio *io_bio;
-	ext4_io_end_t *io_end;
-	sector_t io_next_block;
-};
-
-struct ext4_xattr_inode_array {
-	unsigned int count;
-	struct inode *inodes[0];
-};
-
-struct mpage_da_data {
-	struct inode *inode;
-	struct writeback_control *wbc;
-	unsigned int can_map: 1;
-	long unsigned int first_page;
-	long unsigned int next_page;
-	long unsigned int last_page;
-	struct ext4_map_blocks map;
-	struct ext4_io_submit io_submit;
-	unsigned int do_map: 1;
-	unsigned int scanned_until_end: 1;
-	unsigned int journalled_more_data: 1;
-};
-
-struct fstrim_range {
-	__u64 start;
-	__u64 len;
-	__u64 minlen;
-};
-
-struct fsuuid {
-	__u32 fsu_len;
-	__u32 fsu_flags;
-	__u8 fsu_uuid[0];
-};
-
-struct move_extent {
-	__u32 reserved;
-	__u32 donor_fd;
-	__u64 orig_start;
-	__u64 donor_start;
-	__u64 len;
-	__u64 moved_len;
-};
-
-struct ext4_new_group_input {
-	__u32 group;
-	__u64 block_bitmap;
-	__u64 inode_bitmap;
-	__u64 inode_table;
-	__u32 blocks_count;
-	__u16 reserved_blocks;
-	__u16 unused;
-};
-
-struct compat_ext4_new_group_input {
-	u32 group;
-	compat_u64 block_bitmap;
-	compat_u64 inode_bitmap;
-	compat_u64 inode_table;
-	u32 blocks_count;
-	u16 reserved_blocks;
-	u16 unused;
-} __attribute__((packed));
-
-struct ext4_new_group_data {
-	__u32 group;
-	__u64 block_bitmap;
-	__u64 inode_bitmap;
-	__u64 inode_table;
-	__u32 blocks_count;
-	__u16 reserved_blocks;
-	__u16 mdata_blocks;
-	__u32 free_clusters_count;
-};
-
-struct fsmap_head {
-	__u32 fmh_iflags;
-	__u32 fmh_oflags;
-	__u32 fmh_count;
-	__u32 fmh_entries;
-	__u64 fmh_reserved[6];
-	struct fsmap fmh_keys[2];
-	struct fsmap fmh_recs[0];
-};
-
-typedef void ext4_update_sb_callback(struct ext4_super_block *, const void *);
-
-struct getfsmap_info {
-	struct super_block *gi_sb;
-	struct fsmap_head *gi_data;
-	unsigned int gi_idx;
-	__u32 gi_last_flags;
-};
-
-enum blk_default_limits {
-	BLK_MAX_SEGMENTS = 128,
-	BLK_SAFE_MAX_SECTORS = 255,
-	BLK_MAX_SEGMENT_SIZE = 65536,
-	BLK_SEG_BOUNDARY_MASK = 4294967295,
-};
-
-struct ext4_free_data {
-	struct list_head efd_list;
-	struct rb_node efd_node;
-	ext4_group_t efd_group;
-	ext4_grpblk_t efd_start_cluster;
-	ext4_grpblk_t efd_count;
-	tid_t efd_tid;
-};
-
-struct ext4_prealloc_space {
-	union {
-		struct rb_node inode_node;
-		struct list_head lg_list;
-	} pa_node;
-	struct list_head pa_group_list;
-	union {
-		struct list_head pa_tmp_list;
-		struct callback_head pa_rcu;
-	} u;
-	spinlock_t pa_lock;
-	atomic_t pa_count;
-	unsigned int pa_deleted;
-	ext4_fsblk_t pa_pstart;
-	ext4_lblk_t pa_lstart;
-	ext4_grpblk_t pa_len;
-	ext4_grpblk_t pa_free;
-	short unsigned int pa_type;
-	union {
-		rwlock_t *inode_lock;
-		spinlock_t *lg_lock;
-	} pa_node_lock;
-	struct inode *pa_inode;
-};
-
-enum {
-	MB_INODE_PA = 0,
-	MB_GROUP_PA = 1,
-};
-
-struct ext4_free_extent {
-	ext4_lblk_t fe_logical;
-	ext4_grpblk_t fe_start;
-	ext4_group_t fe_group;
-	ext4_grpblk_t fe_len;
-};
-
-struct ext4_buddy;
-
-struct ext4_allocation_context {
-	struct inode *ac_inode;
-	struct super_block *ac_sb;
-	struct ext4_free_extent ac_o_ex;
-	struct ext4_free_extent ac_g_ex;
-	struct ext4_free_extent ac_b_ex;
-	struct ext4_free_extent ac_f_ex;
-	ext4_grpblk_t ac_orig_goal_len;
-	ext4_group_t ac_prefetch_grp;
-	unsigned int ac_prefetch_ios;
-	unsigned int ac_prefetch_nr;
-	int ac_first_err;
-	__u32 ac_flags;
-	__u16 ac_groups_scanned;
-	__u16 ac_found;
-	__u16 ac_cX_found[5];
-	__u16 ac_tail;
-	__u16 ac_buddy;
-	__u8 ac_status;
-	__u8 ac_criteria;
-	__u8 ac_2order;
-	__u8 ac_op;
-	struct ext4_buddy *ac_e4b;
-	struct folio *ac_bitmap_folio;
-	struct folio *ac_buddy_folio;
-	struct ext4_prealloc_space *ac_pa;
-	struct ext4_locality_group *ac_lg;
-};
-
-struct ext4_buddy {
-	struct folio *bd_buddy_folio;
-	void *bd_buddy;
-	struct folio *bd_bitmap_folio;
-	void *bd_bitmap;
-	struct ext4_group_info *bd_info;
-	struct super_block *bd_sb;
-	__u16 bd_blkbits;
-	ext4_group_t bd_group;
-};
-
-struct sg {
-	struct ext4_group_info info;
-	ext4_grpblk_t counters[18];
-};
-
-struct migrate_struct {
-	ext4_lblk_t first_block;
-	ext4_lblk_t last_block;
-	ext4_lblk_t curr_block;
-	ext4_fsblk_t first_pblock;
-	ext4_fsblk_t last_pblock;
-};
-
-struct mmp_struct {
-	__le32 mmp_magic;
-	__le32 mmp_seq;
-	__le64 mmp_time;
-	char mmp_nodename[64];
-	char mmp_bdevname[32];
-	__le16 mmp_check_interval;
-	__le16 mmp_pad1;
-	__le32 mmp_pad2[226];
-	__le32 mmp_checksum;
-};
-
-struct fscrypt_name {
-	const struct qstr *usr_fname;
-	struct fscrypt_str disk_name;
-	u32 hash;
-	u32 minor_hash;
-	struct fscrypt_str crypto_buf;
-	bool is_nokey_name;
-};
-
-struct ext4_dir_entry {
-	__le32 inode;
-	__le16 rec_len;
-	__le16 name_len;
-	char name[255];
-};
-
-struct ext4_dir_entry_tail {
-	__le32 det_reserved_zero1;
-	__le16 det_rec_len;
-	__u8 det_reserved_zero2;
-	__u8 det_reserved_ft;
-	__le32 det_checksum;
-};
-
-typedef enum {
-	EITHER = 0,
-	INDEX = 1,
-	DIRENT = 2,
-	DIRENT_HTREE = 3,
-} dirblock_type_t;
-
-struct fake_dirent {
-	__le32 inode;
-	__le16 rec_len;
-	u8 name_len;
-	u8 file_type;
-};
-
-struct dx_countlimit {
-	__le16 limit;
-	__le16 count;
-};
-
-struct dx_entry {
-	__le32 hash;
-	__le32 block;
-};
-
-struct dx_root_info {
-	__le32 reserved_zero;
-	u8 hash_version;
-	u8 info_length;
-	u8 indirect_levels;
-	u8 unused_flags;
-};
-
-struct dx_root {
-	struct fake_dirent dot;
-	char dot_name[4];
-	struct fake_dirent dotdot;
-	char dotdot_name[4];
-	struct dx_root_info info;
-	struct dx_entry entries[0];
-};
-
-struct dx_node {
-	struct fake_dirent fake;
-	struct dx_entry entries[0];
-};
-
-struct dx_frame {
-	struct buffer_head *bh;
-	struct dx_entry *entries;
-	struct dx_entry *at;
-};
-
-struct dx_map_entry {
-	u32 hash;
-	u16 offs;
-	u16 size;
-};
-
-struct dx_tail {
-	u32 dt_reserved;
-	__le32 dt_checksum;
-};
-
-struct ext4_renament {
-	struct inode *dir;
-	struct dentry *dentry;
-	struct inode *inode;
-	bool is_dir;
-	int dir_nlink_delta;
-	struct buffer_head *bh;
-	struct ext4_dir_entry_2 *de;
-	int inlined;
-	struct buffer_head *dir_bh;
-	struct ext4_dir_entry_2 *parent_de;
-	int dir_inlined;
-};
-
-enum bio_post_read_step {
-	STEP_INITIAL = 0,
-	STEP_DECRYPT = 1,
-	STEP_VERITY = 2,
-	STEP_MAX = 3,
-};
-
-struct bio_post_read_ctx {
-	struct bio *bio;
-	struct work_struct work;
-	unsigned int cur_step;
-	unsigned int enabled_steps;
-};
-
-enum {
-	BLOCK_BITMAP = 0,
-	INODE_BITMAP = 1,
-	INODE_TABLE = 2,
-	GROUP_TABLE_COUNT = 3,
-};
-
-struct ext4_rcu_ptr {
-	struct callback_head rcu;
-	void *ptr;
-};
-
-struct ext4_new_flex_group_data {
-	struct ext4_new_group_data *groups;
-	__u16 *bg_flags;
-	ext4_group_t resize_bg;
-	ext4_group_t count;
-};
-
-struct disk_stats {
-	u64 nsecs[4];
-	long unsigned int sectors[4];
-	long unsigned int ios[4];
-	long unsigned int merges[4];
-	long unsigned int io_ticks;
-	local_t in_flight[2];
-};
-
-enum stat_group {
-	STAT_READ = 0,
-	STAT_WRITE = 1,
-	STAT_DISCARD = 2,
-	STAT_FLUSH = 3,
-	NR_STAT_GROUPS = 4,
-};
-
-struct dax_holder_operations {
-	int (*notify_failure)(struct dax_device *, u64, u64, int);
-};
-
-enum {
-	I_DATA_SEM_NORMAL = 0,
-	I_DATA_SEM_OTHER = 1,
-	I_DATA_SEM_QUOTA = 2,
-	I_DATA_SEM_EA = 3,
-};
-
-struct ext4_lazy_init {
-	long unsigned int li_state;
-	struct list_head li_request_list;
-	struct mutex li_list_mtx;
-};
-
-struct ext4_journal_cb_entry {
-	struct list_head jce_list;
-	void (*jce_func)(struct super_block *, struct ext4_journal_cb_entry *, int);
-};
-
-struct trace_event_raw_ext4_other_inode_update_time {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	ino_t orig_ino;
-	uid_t uid;
-	gid_t gid;
-	__u16 mode;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_free_inode {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	uid_t uid;
-	gid_t gid;
-	__u64 blocks;
-	__u16 mode;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_request_inode {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t dir;
-	__u16 mode;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_allocate_inode {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	ino_t dir;
-	__u16 mode;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_evict_inode {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	int nlink;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_drop_inode {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	int drop;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_nfs_commit_metadata {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_mark_inode_dirty {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	long unsigned int ip;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_begin_ordered_truncate {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	loff_t new_size;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4__write_begin {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	loff_t pos;
-	unsigned int len;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4__write_end {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	loff_t pos;
-	unsigned int len;
-	unsigned int copied;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_writepages {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	long int nr_to_write;
-	long int pages_skipped;
-	loff_t range_start;
-	loff_t range_end;
-	long unsigned int writeback_index;
-	int sync_mode;
-	char for_kupdate;
-	char range_cyclic;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_da_write_pages {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	long unsigned int first_page;
-	long int nr_to_write;
-	int sync_mode;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_da_write_pages_extent {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	__u64 lblk;
-	__u32 len;
-	__u32 flags;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_writepages_result {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	int ret;
-	int pages_written;
-	long int pages_skipped;
-	long unsigned int writeback_index;
-	int sync_mode;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4__folio_op {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	long unsigned int index;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_invalidate_folio_op {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	long unsigned int index;
-	size_t offset;
-	size_t length;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_discard_blocks {
-	struct trace_entry ent;
-	dev_t dev;
-	__u64 blk;
-	__u64 count;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4__mb_new_pa {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	__u64 pa_pstart;
-	__u64 pa_lstart;
-	__u32 pa_len;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_mb_release_inode_pa {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	__u64 block;
-	__u32 count;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_mb_release_group_pa {
-	struct trace_entry ent;
-	dev_t dev;
-	__u64 pa_pstart;
-	__u32 pa_len;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_discard_preallocations {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	unsigned int len;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_mb_discard_preallocations {
-	struct trace_entry ent;
-	dev_t dev;
-	int needed;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_request_blocks {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	unsigned int len;
-	__u32 logical;
-	__u32 lleft;
-	__u32 lright;
-	__u64 goal;
-	__u64 pleft;
-	__u64 pright;
-	unsigned int flags;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_allocate_blocks {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	__u64 block;
-	unsigned int len;
-	__u32 logical;
-	__u32 lleft;
-	__u32 lright;
-	__u64 goal;
-	__u64 pleft;
-	__u64 pright;
-	unsigned int flags;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_free_blocks {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	__u64 block;
-	long unsigned int count;
-	int flags;
-	__u16 mode;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_sync_file_enter {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	ino_t parent;
-	int datasync;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_sync_file_exit {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	int ret;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_sync_fs {
-	struct trace_entry ent;
-	dev_t dev;
-	int wait;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_alloc_da_blocks {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	unsigned int data_blocks;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_mballoc_alloc {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	__u32 orig_logical;
-	int orig_start;
-	__u32 orig_group;
-	int orig_len;
-	__u32 goal_logical;
-	int goal_start;
-	__u32 goal_group;
-	int goal_len;
-	__u32 result_logical;
-	int result_start;
-	__u32 result_group;
-	int result_len;
-	__u16 found;
-	__u16 groups;
-	__u16 buddy;
-	__u16 flags;
-	__u16 tail;
-	__u8 cr;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_mballoc_prealloc {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	__u32 orig_logical;
-	int orig_start;
-	__u32 orig_group;
-	int orig_len;
-	__u32 result_logical;
-	int result_start;
-	__u32 result_group;
-	int result_len;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4__mballoc {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	int result_start;
-	__u32 result_group;
-	int result_len;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_forget {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	__u64 block;
-	int is_metadata;
-	__u16 mode;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_da_update_reserve_space {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	__u64 i_blocks;
-	int used_blocks;
-	int reserved_data_blocks;
-	int quota_claim;
-	__u16 mode;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_da_reserve_space {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	__u64 i_blocks;
-	int reserve_blocks;
-	int reserved_data_blocks;
-	__u16 mode;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_da_release_space {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	__u64 i_blocks;
-	int freed_blocks;
-	int reserved_data_blocks;
-	__u16 mode;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4__bitmap_load {
-	struct trace_entry ent;
-	dev_t dev;
-	__u32 group;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_read_block_bitmap_load {
-	struct trace_entry ent;
-	dev_t dev;
-	__u32 group;
-	bool prefetch;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4__fallocate_mode {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	loff_t offset;
-	loff_t len;
-	int mode;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_fallocate_exit {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	loff_t pos;
-	unsigned int blocks;
-	int ret;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_unlink_enter {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	ino_t parent;
-	loff_t size;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_unlink_exit {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	int ret;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4__truncate {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	__u64 blocks;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_ext_convert_to_initialized_enter {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	ext4_lblk_t m_lblk;
-	unsigned int m_len;
-	ext4_lblk_t u_lblk;
-	unsigned int u_len;
-	ext4_fsblk_t u_pblk;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_ext_convert_to_initialized_fastpath {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	ext4_lblk_t m_lblk;
-	unsigned int m_len;
-	ext4_lblk_t u_lblk;
-	unsigned int u_len;
-	ext4_fsblk_t u_pblk;
-	ext4_lblk_t i_lblk;
-	unsigned int i_len;
-	ext4_fsblk_t i_pblk;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4__map_blocks_enter {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	ext4_lblk_t lblk;
-	unsigned int len;
-	unsigned int flags;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4__map_blocks_exit {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	unsigned int flags;
-	ext4_fsblk_t pblk;
-	ext4_lblk_t lblk;
-	unsigned int len;
-	unsigned int mflags;
-	int ret;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_ext_load_extent {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	ext4_fsblk_t pblk;
-	ext4_lblk_t lblk;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_load_inode {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_journal_start_sb {
-	struct trace_entry ent;
-	dev_t dev;
-	long unsigned int ip;
-	int blocks;
-	int rsv_blocks;
-	int revoke_creds;
-	int type;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_journal_start_inode {
-	struct trace_entry ent;
-	long unsigned int ino;
-	dev_t dev;
-	long unsigned int ip;
-	int blocks;
-	int rsv_blocks;
-	int revoke_creds;
-	int type;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_journal_start_reserved {
-	struct trace_entry ent;
-	dev_t dev;
-	long unsigned int ip;
-	int blocks;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4__trim {
-	struct trace_entry ent;
-	int dev_major;
-	int dev_minor;
-	__u32 group;
-	int start;
-	int len;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_ext_handle_unwritten_extents {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	int flags;
-	ext4_lblk_t lblk;
-	ext4_fsblk_t pblk;
-	unsigned int len;
-	unsigned int allocated;
-	ext4_fsblk_t newblk;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_get_implied_cluster_alloc_exit {
-	struct trace_entry ent;
-	dev_t dev;
-	unsigned int flags;
-	ext4_lblk_t lblk;
-	ext4_fsblk_t pblk;
-	unsigned int len;
-	int ret;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_ext_show_extent {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	ext4_fsblk_t pblk;
-	ext4_lblk_t lblk;
-	short unsigned int len;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_remove_blocks {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	ext4_lblk_t from;
-	ext4_lblk_t to;
-	ext4_fsblk_t ee_pblk;
-	ext4_lblk_t ee_lblk;
-	short unsigned int ee_len;
-	ext4_fsblk_t pc_pclu;
-	ext4_lblk_t pc_lblk;
-	int pc_state;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_ext_rm_leaf {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	ext4_lblk_t start;
-	ext4_lblk_t ee_lblk;
-	ext4_fsblk_t ee_pblk;
-	short int ee_len;
-	ext4_fsblk_t pc_pclu;
-	ext4_lblk_t pc_lblk;
-	int pc_state;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_ext_rm_idx {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	ext4_fsblk_t pblk;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_ext_remove_space {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	ext4_lblk_t start;
-	ext4_lblk_t end;
-	int depth;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_ext_remove_space_done {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	ext4_lblk_t start;
-	ext4_lblk_t end;
-	int depth;
-	ext4_fsblk_t pc_pclu;
-	ext4_lblk_t pc_lblk;
-	int pc_state;
-	short unsigned int eh_entries;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4__es_extent {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	ext4_lblk_t lblk;
-	ext4_lblk_t len;
-	ext4_fsblk_t pblk;
-	char status;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_es_remove_extent {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	loff_t lblk;
-	loff_t len;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_es_find_extent_range_enter {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	ext4_lblk_t lblk;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_es_find_extent_range_exit {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	ext4_lblk_t lblk;
-	ext4_lblk_t len;
-	ext4_fsblk_t pblk;
-	char status;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_es_lookup_extent_enter {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	ext4_lblk_t lblk;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_es_lookup_extent_exit {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	ext4_lblk_t lblk;
-	ext4_lblk_t len;
-	ext4_fsblk_t pblk;
-	char status;
-	int found;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4__es_shrink_enter {
-	struct trace_entry ent;
-	dev_t dev;
-	int nr_to_scan;
-	int cache_cnt;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_es_shrink_scan_exit {
-	struct trace_entry ent;
-	dev_t dev;
-	int nr_shrunk;
-	int cache_cnt;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_collapse_range {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	loff_t offset;
-	loff_t len;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_insert_range {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	loff_t offset;
-	loff_t len;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_es_shrink {
-	struct trace_entry ent;
-	dev_t dev;
-	int nr_shrunk;
-	long long unsigned int scan_time;
-	int nr_skipped;
-	int retried;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_es_insert_delayed_extent {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	ext4_lblk_t lblk;
-	ext4_lblk_t len;
-	ext4_fsblk_t pblk;
-	char status;
-	bool lclu_allocated;
-	bool end_allocated;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_fsmap_class {
-	struct trace_entry ent;
-	dev_t dev;
-	dev_t keydev;
-	u32 agno;
-	u64 bno;
-	u64 len;
-	u64 owner;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_getfsmap_class {
-	struct trace_entry ent;
-	dev_t dev;
-	dev_t keydev;
-	u64 block;
-	u64 len;
-	u64 owner;
-	u64 flags;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_shutdown {
-	struct trace_entry ent;
-	dev_t dev;
-	unsigned int flags;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_error {
-	struct trace_entry ent;
-	dev_t dev;
-	const char *function;
-	unsigned int line;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_prefetch_bitmaps {
-	struct trace_entry ent;
-	dev_t dev;
-	__u32 group;
-	__u32 next;
-	__u32 ios;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_lazy_itable_init {
-	struct trace_entry ent;
-	dev_t dev;
-	__u32 group;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_fc_replay_scan {
-	struct trace_entry ent;
-	dev_t dev;
-	int error;
-	int off;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_fc_replay {
-	struct trace_entry ent;
-	dev_t dev;
-	int tag;
-	int ino;
-	int priv1;
-	int priv2;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_fc_commit_start {
-	struct trace_entry ent;
-	dev_t dev;
-	tid_t tid;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_fc_commit_stop {
-	struct trace_entry ent;
-	dev_t dev;
-	int nblks;
-	int reason;
-	int num_fc;
-	int num_fc_ineligible;
-	int nblks_agg;
-	tid_t tid;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_fc_stats {
-	struct trace_entry ent;
-	dev_t dev;
-	unsigned int fc_ineligible_rc[10];
-	long unsigned int fc_commits;
-	long unsigned int fc_ineligible_commits;
-	long unsigned int fc_numblks;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_fc_track_dentry {
-	struct trace_entry ent;
-	dev_t dev;
-	tid_t t_tid;
-	ino_t i_ino;
-	tid_t i_sync_tid;
-	int error;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_fc_track_inode {
-	struct trace_entry ent;
-	dev_t dev;
-	tid_t t_tid;
-	ino_t i_ino;
-	tid_t i_sync_tid;
-	int error;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_fc_track_range {
-	struct trace_entry ent;
-	dev_t dev;
-	tid_t t_tid;
-	ino_t i_ino;
-	tid_t i_sync_tid;
-	long int start;
-	long int end;
-	int error;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_fc_cleanup {
-	struct trace_entry ent;
-	dev_t dev;
-	int j_fc_off;
-	int full;
-	tid_t tid;
-	char __data[0];
-};
-
-struct trace_event_raw_ext4_update_sb {
-	struct trace_entry ent;
-	dev_t dev;
-	ext4_fsblk_t fsblk;
-	unsigned int flags;
-	char __data[0];
-};
-
-struct trace_event_data_offsets_ext4_other_inode_update_time {};
-
-struct trace_event_data_offsets_ext4_free_inode {};
-
-struct trace_event_data_offsets_ext4_request_inode {};
-
-struct trace_event_data_offsets_ext4_allocate_inode {};
-
-struct trace_event_data_offsets_ext4_evict_inode {};
-
-struct trace_event_data_offsets_ext4_drop_inode {};
-
-struct trace_event_data_offsets_ext4_nfs_commit_metadata {};
-
-struct trace_event_data_offsets_ext4_mark_inode_dirty {};
-
-struct trace_event_data_offsets_ext4_begin_ordered_truncate {};
-
-struct trace_event_data_offsets_ext4__write_begin {};
-
-struct trace_event_data_offsets_ext4__write_end {};
-
-struct trace_event_data_offsets_ext4_writepages {};
-
-struct trace_event_data_offsets_ext4_da_write_pages {};
-
-struct trace_event_data_offsets_ext4_da_write_pages_extent {};
-
-struct trace_event_data_offsets_ext4_writepages_result {};
-
-struct trace_event_data_offsets_ext4__folio_op {};
-
-struct trace_event_data_offsets_ext4_invalidate_folio_op {};
-
-struct trace_event_data_offsets_ext4_discard_blocks {};
-
-struct trace_event_data_offsets_ext4__mb_new_pa {};
-
-struct trace_event_data_offsets_ext4_mb_release_inode_pa {};
-
-struct trace_event_data_offsets_ext4_mb_release_group_pa {};
-
-struct trace_event_data_offsets_ext4_discard_preallocations {};
-
-struct trace_event_data_offsets_ext4_mb_discard_preallocations {};
-
-struct trace_event_data_offsets_ext4_request_blocks {};
-
-struct trace_event_data_offsets_ext4_allocate_blocks {};
-
-struct trace_event_data_offsets_ext4_free_blocks {};
-
-struct trace_event_data_offsets_ext4_sync_file_enter {};
-
-struct trace_event_data_offsets_ext4_sync_file_exit {};
-
-struct trace_event_data_offsets_ext4_sync_fs {};
-
-struct trace_event_data_offsets_ext4_alloc_da_blocks {};
-
-struct trace_event_data_offsets_ext4_mballoc_alloc {};
-
-struct trace_event_data_offsets_ext4_mballoc_prealloc {};
-
-struct trace_event_data_offsets_ext4__mballoc {};
-
-struct trace_event_data_offsets_ext4_forget {};
-
-struct trace_event_data_offsets_ext4_da_update_reserve_space {};
-
-struct trace_event_data_offsets_ext4_da_reserve_space {};
-
-struct trace_event_data_offsets_ext4_da_release_space {};
-
-struct trace_event_data_offsets_ext4__bitmap_load {};
-
-struct trace_event_data_offsets_ext4_read_block_bitmap_load {};
-
-struct trace_event_data_offsets_ext4__fallocate_mode {};
-
-struct trace_event_data_offsets_ext4_fallocate_exit {};
-
-struct trace_event_data_offsets_ext4_unlink_enter {};
-
-struct trace_event_data_offsets_ext4_unlink_exit {};
-
-struct trace_event_data_offsets_ext4__truncate {};
-
-struct trace_event_data_offsets_ext4_ext_convert_to_initialized_enter {};
-
-struct trace_event_data_offsets_ext4_ext_convert_to_initialized_fastpath {};
-
-struct trace_event_data_offsets_ext4__map_blocks_enter {};
-
-struct trace_event_data_offsets_ext4__map_blocks_exit {};
-
-struct trace_event_data_offsets_ext4_ext_load_extent {};
-
-struct trace_event_data_offsets_ext4_load_inode {};
-
-struct trace_event_data_offsets_ext4_journal_start_sb {};
-
-struct trace_event_data_offsets_ext4_journal_start_inode {};
-
-struct trace_event_data_offsets_ext4_journal_start_reserved {};
-
-struct trace_event_data_offsets_ext4__trim {};
-
-struct trace_event_data_offsets_ext4_ext_handle_unwritten_extents {};
-
-struct trace_event_data_offsets_ext4_get_implied_cluster_alloc_exit {};
-
-struct trace_event_data_offsets_ext4_ext_show_extent {};
-
-struct trace_event_data_offsets_ext4_remove_blocks {};
-
-struct trace_event_data_offsets_ext4_ext_rm_leaf {};
-
-struct trace_event_data_offsets_ext4_ext_rm_idx {};
-
-struct trace_event_data_offsets_ext4_ext_remove_space {};
-
-struct trace_event_data_offsets_ext4_ext_remove_space_done {};
-
-struct trace_event_data_offsets_ext4__es_extent {};
-
-struct trace_event_data_offsets_ext4_es_remove_extent {};
-
-struct trace_event_data_offsets_ext4_es_find_extent_range_enter {};
-
-struct trace_event_data_offsets_ext4_es_find_extent_range_exit {};
-
-struct trace_event_data_offsets_ext4_es_lookup_extent_enter {};
-
-struct trace_event_data_offsets_ext4_es_lookup_extent_exit {};
-
-struct trace_event_data_offsets_ext4__es_shrink_enter {};
-
-struct trace_event_data_offsets_ext4_es_shrink_scan_exit {};
-
-struct trace_event_data_offsets_ext4_collapse_range {};
-
-struct trace_event_data_offsets_ext4_insert_range {};
-
-struct trace_event_data_offsets_ext4_es_shrink {};
-
-struct trace_event_data_offsets_ext4_es_insert_delayed_extent {};
-
-struct trace_event_data_offsets_ext4_fsmap_class {};
-
-struct trace_event_data_offsets_ext4_getfsmap_class {};
-
-struct trace_event_data_offsets_ext4_shutdown {};
-
-struct trace_event_data_offsets_ext4_error {};
-
-struct trace_event_data_offsets_ext4_prefetch_bitmaps {};
-
-struct trace_event_data_offsets_ext4_lazy_itable_init {};
-
-struct trace_event_data_offsets_ext4_fc_replay_scan {};
-
-struct trace_event_data_offsets_ext4_fc_replay {};
-
-struct trace_event_data_offsets_ext4_fc_commit_start {};
-
-struct trace_event_data_offsets_ext4_fc_commit_stop {};
-
-struct trace_event_data_offsets_ext4_fc_stats {};
-
-struct trace_event_data_offsets_ext4_fc_track_dentry {};
-
-struct trace_event_data_offsets_ext4_fc_track_inode {};
-
-struct trace_event_data_offsets_ext4_fc_track_range {};
-
-struct trace_event_data_offsets_ext4_fc_cleanup {};
-
-struct trace_event_data_offsets_ext4_update_sb {};
-
-typedef void (*btf_trace_ext4_other_inode_update_time)(void *, struct inode *, ino_t);
-
-typedef void (*btf_trace_ext4_free_inode)(void *, struct inode *);
-
-typedef void (*btf_trace_ext4_request_inode)(void *, struct inode *, int);
-
-typedef void (*btf_trace_ext4_allocate_inode)(void *, struct inode *, struct inode *, int);
-
-typedef void (*btf_trace_ext4_evict_inode)(void *, struct inode *);
-
-typedef void (*btf_trace_ext4_drop_inode)(void *, struct inode *, int);
-
-typedef void (*btf_trace_ext4_nfs_commit_metadata)(void *, struct inode *);
-
-typedef void (*btf_trace_ext4_mark_inode_dirty)(void *, struct inode *, long unsigned int);
-
-typedef void (*btf_trace_ext4_begin_ordered_truncate)(void *, struct inode *, loff_t);
-
-typedef void (*btf_trace_ext4_write_begin)(void *, struct inode *, loff_t, unsigned int);
-
-typedef void (*btf_trace_ext4_da_write_begin)(void *, struct inode *, loff_t, unsigned int);
-
-typedef void (*btf_trace_ext4_write_end)(void *, struct inode *, loff_t, unsigned int, unsigned int);
-
-typedef void (*btf_trace_ext4_journalled_write_end)(void *, struct inode *, loff_t, unsigned int, unsigned int);
-
-typedef void (*btf_trace_ext4_da_write_end)(void *, struct inode *, loff_t, unsigned int, unsigned int);
-
-typedef void (*btf_trace_ext4_writepages)(void *, struct inode *, struct writeback_control *);
-
-typedef void (*btf_trace_ext4_da_write_pages)(void *, struct inode *, long unsigned int, struct writeback_control *);
-
-typedef void (*btf_trace_ext4_da_write_pages_extent)(void *, struct inode *, struct ext4_map_blocks *);
-
-typedef void (*btf_trace_ext4_writepages_result)(void *, struct inode *, struct writeback_control *, int, int);
-
-typedef void (*btf_trace_ext4_read_folio)(void *, struct inode *, struct folio *);
-
-typedef void (*btf_trace_ext4_release_folio)(void *, struct inode *, struct folio *);
-
-typedef void (*btf_trace_ext4_invalidate_folio)(void *, struct folio *, size_t, size_t);
-
-typedef void (*btf_trace_ext4_journalled_invalidate_folio)(void *, struct folio *, size_t, size_t);
-
-typedef void (*btf_trace_ext4_discard_blocks)(void *, struct super_block *, long long unsigned int, long long unsigned int);
-
-typedef void (*btf_trace_ext4_mb_new_inode_pa)(void *, struct ext4_allocation_context *, struct ext4_prealloc_space *);
-
-typedef void (*btf_trace_ext4_mb_new_group_pa)(void *, struct ext4_allocation_context *, struct ext4_prealloc_space *);
-
-typedef void (*btf_trace_ext4_mb_release_inode_pa)(void *, struct ext4_prealloc_space *, long long unsigned int, unsigned int);
-
-typedef void (*btf_trace_ext4_mb_release_group_pa)(void *, struct super_block *, struct ext4_prealloc_space *);
-
-typedef void (*btf_trace_ext4_discard_preallocations)(void *, struct inode *, unsigned int);
-
-typedef void (*btf_trace_ext4_mb_discard_preallocations)(void *, struct super_block *, int);
-
-typedef void (*btf_trace_ext4_request_blocks)(void *, struct ext4_allocation_request *);
-
-typedef void (*btf_trace_ext4_allocate_blocks)(void *, struct ext4_allocation_request *, long long unsigned int);
-
-typedef void (*btf_trace_ext4_free_blocks)(void *, struct inode *, __u64, long unsigned int, int);
-
-typedef void (*btf_trace_ext4_sync_file_enter)(void *, struct file *, int);
-
-typedef void (*btf_trace_ext4_sync_file_exit)(void *, struct inode *, int);
-
-typedef void (*btf_trace_ext4_sync_fs)(void *, struct super_block *, int);
-
-typedef void (*btf_trace_ext4_alloc_da_blocks)(void *, struct inode *);
-
-typedef void (*btf_trace_ext4_mballoc_alloc)(void *, struct ext4_allocation_context *);
-
-typedef void (*btf_trace_ext4_mballoc_prealloc)(void *, struct ext4_allocation_context *);
-
-typedef void (*btf_trace_ext4_mballoc_discard)(void *, struct super_block *, struct inode *, ext4_group_t, ext4_grpblk_t, ext4_grpblk_t);
-
-typedef void (*btf_trace_ext4_mballoc_free)(void *, struct super_block *, struct inode *, ext4_group_t, ext4_grpblk_t, ext4_grpblk_t);
-
-typedef void (*btf_trace_ext4_forget)(void *, struct inode *, int, __u64);
-
-typedef void (*btf_trace_ext4_da_update_reserve_space)(void *, struct inode *, int, int);
-
-typedef void (*btf_trace_ext4_da_reserve_space)(void *, struct inode *, int);
-
-typedef void (*btf_trace_ext4_da_release_space)(void *, struct inode *, int);
-
-typedef void (*btf_trace_ext4_mb_bitmap_load)(void *, struct super_block *, long unsigned int);
-
-typedef void (*btf_trace_ext4_mb_buddy_bitmap_load)(void *, struct super_block *, long unsigned int);
-
-typedef void (*btf_trace_ext4_load_inode_bitmap)(void *, struct super_block *, long unsigned int);
-
-typedef void (*btf_trace_ext4_read_block_bitmap_load)(void *, struct super_block *, long unsigned int, bool);
-
-typedef void (*btf_trace_ext4_fallocate_enter)(void *, struct inode *, loff_t, loff_t, int);
-
-typedef void (*btf_trace_ext4_punch_hole)(void *, struct inode *, loff_t, loff_t, int);
-
-typedef void (*btf_trace_ext4_zero_range)(void *, struct inode *, loff_t, loff_t, int);
-
-typedef void (*btf_trace_ext4_fallocate_exit)(void *, struct inode *, loff_t, unsigned int, int);
-
-typedef void (*btf_trace_ext4_unlink_enter)(void *, struct inode *, struct dentry *);
-
-typedef void (*btf_trace_ext4_unlink_exit)(void *, struct dentry *, int);
-
-typedef void (*btf_trace_ext4_truncate_enter)(void *, struct inode *);
-
-typedef void (*btf_trace_ext4_truncate_exit)(void *, struct inode *);
-
-typedef void (*btf_trace_ext4_ext_convert_to_initialized_enter)(void *, struct inode *, struct ext4_map_blocks *, struct ext4_extent *);
-
-typedef void (*btf_trace_ext4_ext_convert_to_initialized_fastpath)(void *, struct inode *, struct ext4_map_blocks *, struct ext4_extent *, struct ext4_extent *);
-
-typedef void (*btf_trace_ext4_ext_map_blocks_enter)(void *, struct inode *, ext4_lblk_t, unsigned int, unsigned int);
-
-typedef void (*btf_trace_ext4_ind_map_blocks_enter)(void *, struct inode *, ext4_lblk_t, unsigned int, unsigned int);
-
-typedef void (*btf_trace_ext4_ext_map_blocks_exit)(void *, struct inode *, unsigned int, struct ext4_map_blocks *, int);
-
-typedef void (*btf_trace_ext4_ind_map_blocks_exit)(void *, struct inode *, unsigned int, struct ext4_map_blocks *, int);
-
-typedef void (*btf_trace_ext4_ext_load_extent)(void *, struct inode *, ext4_lblk_t, ext4_fsblk_t);
-
-typedef void (*btf_trace_ext4_load_inode)(void *, struct super_block *, long unsigned int);
-
-typedef void (*btf_trace_ext4_journal_start_sb)(void *, struct super_block *, int, int, int, int, long unsigned int);
-
-typedef void (*btf_trace_ext4_journal_start_inode)(void *, struct inode *, int, int, int, int, long unsigned int);
-
-typedef void (*btf_trace_ext4_journal_start_reserved)(void *, struct super_block *, int, long unsigned int);
-
-typedef void (*btf_trace_ext4_trim_extent)(void *, struct super_block *, ext4_group_t, ext4_grpblk_t, ext4_grpblk_t);
-
-typedef void (*btf_trace_ext4_trim_all_free)(void *, struct super_block *, ext4_group_t, ext4_grpblk_t, ext4_grpblk_t);
-
-typedef void (*btf_trace_ext4_ext_handle_unwritten_extents)(void *, struct inode *, struct ext4_map_blocks *, int, unsigned int, ext4_fsblk_t);
-
-typedef void (*btf_trace_ext4_get_implied_cluster_alloc_exit)(void *, struct super_block *, struct ext4_map_blocks *, int);
-
-typedef void (*btf_trace_ext4_ext_show_extent)(void *, struct inode *, ext4_lblk_t, ext4_fsblk_t, short unsigned int);
-
-typedef void (*btf_trace_ext4_remove_blocks)(void *, struct inode *, struct ext4_extent *, ext4_lblk_t, ext4_fsblk_t, struct partial_cluster *);
-
-typedef void (*btf_trace_ext4_ext_rm_leaf)(void *, struct inode *, ext4_lblk_t, struct ext4_extent *, struct partial_cluster *);
-
-typedef void (*btf_trace_ext4_ext_rm_idx)(void *, struct inode *, ext4_fsblk_t);
-
-typedef void (*btf_trace_ext4_ext_remove_space)(void *, struct inode *, ext4_lblk_t, ext4_lblk_t, int);
-
-typedef void (*btf_trace_ext4_ext_remove_space_done)(void *, struct inode *, ext4_lblk_t, ext4_lblk_t, int, struct partial_cluster *, __le16);
-
-typedef void (*btf_trace_ext4_es_insert_extent)(void *, struct inode *, struct extent_status *);
-
-typedef void (*btf_trace_ext4_es_cache_extent)(void *, struct inode *, struct extent_status *);
-
-typedef void (*btf_trace_ext4_es_remove_extent)(void *, struct inode *, ext4_lblk_t, ext4_lblk_t);
-
-typedef void (*btf_trace_ext4_es_find_extent_range_enter)(void *, struct inode *, ext4_lblk_t);
-
-typedef void (*btf_trace_ext4_es_find_extent_range_exit)(void *, struct inode *, struct extent_status *);
-
-typedef void (*btf_trace_ext4_es_lookup_extent_enter)(void *, struct inode *, ext4_lblk_t);
-
-typedef void (*btf_trace_ext4_es_lookup_extent_exit)(void *, struct inode *, struct extent_status *, int);
-
-typedef void (*btf_trace_ext4_es_shrink_count)(void *, struct super_block *, int, int);
-
-typedef void (*btf_trace_ext4_es_shrink_scan_enter)(void *, struct super_block *, int, int);
-
-typedef void (*btf_trace_ext4_es_shrink_scan_exit)(void *, struct super_block *, int, int);
-
-typedef void (*btf_trace_ext4_collapse_range)(void *, struct inode *, loff_t, loff_t);
-
-typedef void (*btf_trace_ext4_insert_range)(void *, struct inode *, loff_t, loff_t);
-
-typedef void (*btf_trace_ext4_es_shrink)(void *, struct super_block *, int, u64, int, int);
-
-typedef void (*btf_trace_ext4_es_insert_delayed_extent)(void *, struct inode *, struct extent_status *, bool, bool);
-
-typedef void (*btf_trace_ext4_fsmap_low_key)(void *, struct super_block *, u32, u32, u64, u64, u64);
-
-typedef void (*btf_trace_ext4_fsmap_high_key)(void *, struct super_block *, u32, u32, u64, u64, u64);
-
-typedef void (*btf_trace_ext4_fsmap_mapping)(void *, struct super_block *, u32, u32, u64, u64, u64);
-
-typedef void (*btf_trace_ext4_getfsmap_low_key)(void *, struct super_block *, struct ext4_fsmap *);
-
-typedef void (*btf_trace_ext4_getfsmap_high_key)(void *, struct super_block *, struct ext4_fsmap *);
-
-typedef void (*btf_trace_ext4_getfsmap_mapping)(void *, struct super_block *, struct ext4_fsmap *);
-
-typedef void (*btf_trace_ext4_shutdown)(void *, struct super_block *, long unsigned int);
-
-typedef void (*btf_trace_ext4_error)(void *, struct super_block *, const char *, unsigned int);
-
-typedef void (*btf_trace_ext4_prefetch_bitmaps)(void *, struct super_block *, ext4_group_t, ext4_group_t, unsigned int);
-
-typedef void (*btf_trace_ext4_lazy_itable_init)(void *, struct super_block *, ext4_group_t);
-
-typedef void (*btf_trace_ext4_fc_replay_scan)(void *, struct super_block *, int, int);
-
-typedef void (*btf_trace_ext4_fc_replay)(void *, struct super_block *, int, int, int, int);
-
-typedef void (*btf_trace_ext4_fc_commit_start)(void *, struct super_block *, tid_t);
-
-typedef void (*btf_trace_ext4_fc_commit_stop)(void *, struct super_block *, int, int, tid_t);
-
-typedef void (*btf_trace_ext4_fc_stats)(void *, struct super_block *);
-
-typedef void (*btf_trace_ext4_fc_track_create)(void *, handle_t *, struct inode *, struct dentry *, int);
-
-typedef void (*btf_trace_ext4_fc_track_link)(void *, handle_t *, struct inode *, struct dentry *, int);
-
-typedef void (*btf_trace_ext4_fc_track_unlink)(void *, handle_t *, struct inode *, struct dentry *, int);
-
-typedef void (*btf_trace_ext4_fc_track_inode)(void *, handle_t *, struct inode *, int);
-
-typedef void (*btf_trace_ext4_fc_track_range)(void *, handle_t *, struct inode *, long int, long int, int);
-
-typedef void (*btf_trace_ext4_fc_cleanup)(void *, journal_t *, int, tid_t);
-
-typedef void (*btf_trace_ext4_update_sb)(void *, struct super_block *, ext4_fsblk_t, unsigned int);
-
-struct ext4_err_translation {
-	int code;
-	int errno;
-};
-
-enum {
-	Opt_bsd_df = 0,
-	Opt_minix_df = 1,
-	Opt_grpid = 2,
-	Opt_nogrpid = 3,
-	Opt_resgid = 4,
-	Opt_resuid = 5,
-	Opt_sb = 6,
-	Opt_nouid32 = 7,
-	Opt_debug = 8,
-	Opt_removed = 9,
-	Opt_user_xattr = 10,
-	Opt_acl = 11,
-	Opt_auto_da_alloc = 12,
-	Opt_noauto_da_alloc = 13,
-	Opt_noload = 14,
-	Opt_commit = 15,
-	Opt_min_batch_time = 16,
-	Opt_max_batch_time = 17,
-	Opt_journal_dev = 18,
-	Opt_journal_path = 19,
-	Opt_journal_checksum = 20,
-	Opt_journal_async_commit = 21,
-	Opt_abort = 22,
-	Opt_data_journal = 23,
-	Opt_data_ordered = 24,
-	Opt_data_writeback = 25,
-	Opt_data_err_abort = 26,
-	Opt_data_err_ignore = 27,
-	Opt_test_dummy_encryption = 28,
-	Opt_inlinecrypt = 29,
-	Opt_usrjquota = 30,
-	Opt_grpjquota = 31,
-	Opt_quota___2 = 32,
-	Opt_noquota = 33,
-	Opt_barrier = 34,
-	Opt_nobarrier = 35,
-	Opt_err___2 = 36,
-	Opt_usrquota___2 = 37,
-	Opt_grpquota___2 = 38,
-	Opt_prjquota = 39,
-	Opt_dax = 40,
-	Opt_dax_always = 41,
-	Opt_dax_inode = 42,
-	Opt_dax_never = 43,
-	Opt_stripe = 44,
-	Opt_delalloc = 45,
-	Opt_nodelalloc = 46,
-	Opt_warn_on_error = 47,
-	Opt_nowarn_on_error = 48,
-	Opt_mblk_io_submit = 49,
-	Opt_debug_want_extra_isize = 50,
-	Opt_nomblk_io_submit = 51,
-	Opt_block_validity = 52,
-	Opt_noblock_validity = 53,
-	Opt_inode_readahead_blks = 54,
-	Opt_journal_ioprio = 55,
-	Opt_dioread_nolock = 56,
-	Opt_dioread_lock = 57,
-	Opt_discard = 58,
-	Opt_nodiscard = 59,
-	Opt_init_itable = 60,
-	Opt_noinit_itable = 61,
-	Opt_max_dir_size_kb = 62,
-	Opt_nojournal_checksum = 63,
-	Opt_nombcache = 64,
-	Opt_no_prefetch_block_bitmaps = 65,
-	Opt_mb_optimize_scan = 66,
-	Opt_errors = 67,
-	Opt_data = 68,
-	Opt_data_err = 69,
-	Opt_jqfmt = 70,
-	Opt_dax_type = 71,
-};
-
-struct mount_opts {
-	int token;
-	int mount_opt;
-	int flags;
-};
-
-struct ext4_fs_context {
-	char *s_qf_names[3];
-	struct fscrypt_dummy_policy dummy_enc_policy;
-	int s_jquota_fmt;
-	short unsigned int qname_spec;
-	long unsigned int vals_s_flags;
-	long unsigned int mask_s_flags;
-	long unsigned int journal_devnum;
-	long unsigned int s_commit_interval;
-	long unsigned int s_stripe;
-	unsigned int s_inode_readahead_blks;
-	unsigned int s_want_extra_isize;
-	unsigned int s_li_wait_mult;
-	unsigned int s_max_dir_size_kb;
-	unsigned int journal_ioprio;
-	unsigned int vals_s_mount_opt;
-	unsigned int mask_s_mount_opt;
-	unsigned int vals_s_mount_opt2;
-	unsigned int mask_s_mount_opt2;
-	unsigned int opt_flags;
-	unsigned int spec;
-	u32 s_max_batch_time;
-	u32 s_min_batch_time;
-	kuid_t s_resuid;
-	kgid_t s_resgid;
-	ext4_fsblk_t s_sb_block;
-};
-
-struct ext4_mount_options {
-	long unsigned int s_mount_opt;
-	long unsigned int s_mount_opt2;
-	kuid_t s_resuid;
-	kgid_t s_resgid;
-	long unsigned int s_commit_interval;
-	u32 s_min_batch_time;
-	u32 s_max_batch_time;
-	int s_jquota_fmt;
-	char *s_qf_names[3];
-};
-
-enum {
-	attr_noop = 0,
-	attr_delayed_allocation_blocks = 1,
-	attr_session_write_kbytes = 2,
-	attr_lifetime_write_kbytes = 3,
-	attr_reserved_clusters = 4,
-	attr_sra_exceeded_retry_limit = 5,
-	attr_inode_readahead = 6,
-	attr_trigger_test_error = 7,
-	attr_first_error_time = 8,
-	attr_last_error_time = 9,
-	attr_clusters_in_group = 10,
-	attr_mb_order = 11,
-	attr_feature = 12,
-	attr_pointer_pi = 13,
-	attr_pointer_ui = 14,
-	attr_pointer_ul = 15,
-	attr_pointer_u64 = 16,
-	attr_pointer_u8 = 17,
-	attr_pointer_string = 18,
-	attr_pointer_atomic = 19,
-	attr_journal_task = 20,
-};
-
-enum {
-	ptr_explicit = 0,
-	ptr_ext4_sb_info_offset = 1,
-	ptr_ext4_super_block_offset = 2,
-};
-
-struct ext4_attr {
-	struct attribute attr;
-	short int attr_id;
-	short int attr_ptr;
-	short unsigned int attr_size;
-	union {
-		int offset;
-		void *explicit_ptr;
-	} u;
-};
-
-struct ext4_xattr_header {
-	__le32 h_magic;
-	__le32 h_refcount;
-	__le32 h_blocks;
-	__le32 h_hash;
-	__le32 h_checksum;
-	__u32 h_reserved[3];
-};
-
-struct ext4_xattr_block_find {
-	struct ext4_xattr_search s;
-	struct buffer_head *bh;
-};
-
-struct ext4_fc_tl {
-	__le16 fc_tag;
-	__le16 fc_len;
-};
-
-struct ext4_fc_head {
-	__le32 fc_features;
-	__le32 fc_tid;
-};
-
-struct ext4_fc_add_range {
-	__le32 fc_ino;
-	__u8 fc_ex[12];
-};
-
-struct ext4_fc_del_range {
-	__le32 fc_ino;
-	__le32 fc_lblk;
-	__le32 fc_len;
-};
-
-struct ext4_fc_dentry_info {
-	__le32 fc_parent_ino;
-	__le32 fc_ino;
-	__u8 fc_dname[0];
-};
-
-struct ext4_fc_inode {
-	__le32 fc_ino;
-	__u8 fc_raw_inode[0];
-};
-
-struct ext4_fc_tail {
-	__le32 fc_tid;
-	__le32 fc_crc;
-};
-
-enum {
-	EXT4_FC_STATUS_OK = 0,
-	EXT4_FC_STATUS_INELIGIBLE = 1,
-	EXT4_FC_STATUS_SKIPPED = 2,
-	EXT4_FC_STATUS_FAILED = 3,
-};
-
-struct ext4_fc_dentry_update {
-	int fcd_op;
-	int fcd_parent;
-	int fcd_ino;
-	struct qstr fcd_name;
-	unsigned char fcd_iname[40];
-	struct list_head fcd_list;
-	struct list_head fcd_dilist;
-};
-
-struct __track_dentry_update_args {
-	struct dentry *dentry;
-	int op;
-};
-
-struct __track_range_args {
-	ext4_lblk_t start;
-	ext4_lblk_t end;
-};
-
-struct dentry_info_args {
-	int parent_ino;
-	int dname_len;
-	int ino;
-	int inode_len;
-	char *dname;
-};
-
-struct ext4_fc_tl_mem {
-	u16 fc_tag;
-	u16 fc_len;
-};
-
-struct ext4_orphan_block_tail {
-	__le32 ob_magic;
-	__le32 ob_checksum;
-};
-
-typedef struct {
-	__le16 e_tag;
-	__le16 e_perm;
-	__le32 e_id;
-} ext4_acl_entry;
-
-typedef struct {
-	__le32 a_version;
-} ext4_acl_header;
-
-struct commit_header {
-	__be32 h_magic;
-	__be32 h_blocktype;
-	__be32 h_sequence;
-	unsigned char h_chksum_type;
-	unsigned char h_chksum_size;
-	unsigned char h_padding[2];
-	__be32 h_chksum[8];
-	__be64 h_commit_sec;
-	__be32 h_commit_nsec;
-};
-
-struct journal_block_tag3_s {
-	__be32 t_blocknr;
-	__be32 t_flags;
-	__be32 t_blocknr_high;
-	__be32 t_checksum;
-};
-
-typedef struct journal_block_tag3_s journal_block_tag3_t;
-
-struct journal_block_tag_s {
-	__be32 t_blocknr;
-	__be16 t_checksum;
-	__be16 t_flags;
-	__be32 t_blocknr_high;
-};
-
-typedef struct journal_block_tag_s journal_block_tag_t;
-
-enum jbd2_shrink_type {
-	JBD2_SHRINK_DESTROY = 0,
-	JBD2_SHRINK_BUSY_STOP = 1,
-	JBD2_SHRINK_BUSY_SKIP = 2,
-};
-
-struct jbd2_journal_block_tail {
-	__be32 t_checksum;
-};
-
-struct jbd2_journal_revoke_header_s {
-	journal_header_t r_header;
-	__be32 r_count;
-};
-
-typedef struct jbd2_journal_revoke_header_s jbd2_journal_revoke_header_t;
-
-struct recovery_info {
-	tid_t start_transaction;
-	tid_t end_transaction;
-	long unsigned int head_block;
-	int nr_replays;
-	int nr_revokes;
-	int nr_revoke_hits;
-};
-
-struct jbd2_revoke_table_s {
-	int hash_size;
-	int hash_shift;
-	struct list_head *hash_table;
-};
-
-struct jbd2_revoke_record_s {
-	struct list_head hash;
-	tid_t sequence;
-	long long unsigned int blocknr;
-};
-
-struct trace_event_raw_jbd2_checkpoint {
-	struct trace_entry ent;
-	dev_t dev;
-	int result;
-	char __data[0];
-};
-
-struct trace_event_raw_jbd2_commit {
-	struct trace_entry ent;
-	dev_t dev;
-	char sync_commit;
-	tid_t transaction;
-	char __data[0];
-};
-
-struct trace_event_raw_jbd2_end_commit {
-	struct trace_entry ent;
-	dev_t dev;
-	char sync_commit;
-	tid_t transaction;
-	tid_t head;
-	char __data[0];
-};
-
-struct trace_event_raw_jbd2_submit_inode_data {
-	struct trace_entry ent;
-	dev_t dev;
-	ino_t ino;
-	char __data[0];
-};
-
-struct trace_event_raw_jbd2_handle_start_class {
-	struct trace_entry ent;
-	dev_t dev;
-	tid_t tid;
-	unsigned int type;
-	unsigned int line_no;
-	int requested_blocks;
-	char __data[0];
-};
-
-struct trace_event_raw_jbd2_handle_extend {
-	struct trace_entry ent;
-	dev_t dev;
-	tid_t tid;
-	unsigned int type;
-	unsigned int line_no;
-	int buffer_credits;
-	int requested_blocks;
-	char __data[0];
-};
-
-struct trace_event_raw_jbd2_handle_stats {
-	struct trace_entry ent;
-	dev_t dev;
-	tid_t tid;
-	unsigned int type;
-	unsigned int line_no;
-	int interval;
-	int sync;
-	int requested_blocks;
-	int dirtied_blocks;
-	char __data[0];
-};
-
-struct trace_event_raw_jbd2_run_stats {
-	struct trace_entry ent;
-	dev_t dev;
-	tid_t tid;
-	long unsigned int wait;
-	long unsigned int request_delay;
-	long unsigned int running;
-	long unsigned int locked;
-	long unsigned int flushing;
-	long unsigned int logging;
-	__u32 handle_count;
-	__u32 blocks;
-	__u32 blocks_logged;
-	char __data[0];
-};
-
-struct trace_event_raw_jbd2_checkpoint_stats {
-	struct trace_entry ent;
-	dev_t dev;
-	tid_t tid;
-	long unsigned int chp_time;
-	__u32 forced_to_close;
-	__u32 written;
-	__u32 dropped;
-	char __data[0];
-};
-
-struct trace_event_raw_jbd2_update_log_tail {
-	struct trace_entry ent;
-	dev_t dev;
-	tid_t tail_sequence;
-	tid_t first_tid;
-	long unsigned int block_nr;
-	long unsigned int freed;
-	char __data[0];
-};
-
-struct trace_event_raw_jbd2_write_superblock {
-	struct trace_entry ent;
-	dev_t dev;
-	blk_opf_t write_flags;
-	char __data[0];
-};
-
-struct trace_event_raw_jbd2_lock_buffer_stall {
-	struct trace_entry ent;
-	dev_t dev;
-	long unsigned int stall_ms;
-	char __data[0];
-};
-
-struct trace_event_raw_jbd2_journal_shrink {
-	struct trace_entry ent;
-	dev_t dev;
-	long unsigned int nr_to_scan;
-	long unsigned int count;
-	char __data[0];
-};
-
-struct trace_event_raw_jbd2_shrink_scan_exit {
-	struct trace_entry ent;
-	dev_t dev;
-	long unsigned int nr_to_scan;
-	long unsigned int nr_shrunk;
-	long unsigned int count;
-	char __data[0];
-};
-
-struct trace_event_raw_jbd2_shrink_checkpoint_list {
-	struct trace_entry ent;
-	dev_t dev;
-	tid_t first_tid;
-	tid_t tid;
-	tid_t last_tid;
-	long unsigned int nr_freed;
-	tid_t next_tid;
-	char __data[0];
-};
-
-struct trace_event_data_offsets_jbd2_checkpoint {};
-
-struct trace_event_data_offsets_jbd2_commit {};
-
-struct trace_event_data_offsets_jbd2_end_commit {};
-
-struct trace_event_data_offsets_jbd2_submit_inode_data {};
-
-struct trace_event_data_offsets_jbd2_handle_start_class {};
-
-struct trace_event_data_offsets_jbd2_handle_extend {};
-
-struct trace_event_data_offsets_jbd2_handle_stats {};
-
-struct trace_event_data_offsets_jbd2_run_stats {};
-
-struct trace_event_data_offsets_jbd2_checkpoint_stats {};
-
-struct trace_event_data_offsets_jbd2_update_log_tail {};
-
-struct trace_event_data_offsets_jbd2_write_superblock {};
-
-struct trace_event_data_offsets_jbd2_lock_buffer_stall {};
-
-struct trace_event_data_offsets_jbd2_journal_shrink {};
-
-struct trace_event_data_offsets_jbd2_shrink_scan_exit {};
-
-struct trace_event_data_offsets_jbd2_shrink_checkpoint_list {};
-
-typedef void (*btf_trace_jbd2_checkpoint)(void *, journal_t *, int);
-
-typedef void (*btf_trace_jbd2_start_commit)(void *, journal_t *, transaction_t *);
-
-typedef void (*btf_trace_jbd2_commit_locking)(void *, journal_t *, transaction_t *);
-
-typedef void (*btf_trace_jbd2_commit_flushing)(void *, journal_t *, transaction_t *);
-
-typedef void (*btf_trace_jbd2_commit_logging)(void *, journal_t *, transaction_t *);
-
-typedef void (*btf_trace_jbd2_drop_transaction)(void *, journal_t *, transaction_t *);
-
-typedef void (*btf_trace_jbd2_end_commit)(void *, journal_t *, transaction_t *);
-
-typedef void (*btf_trace_jbd2_submit_inode_data)(void *, struct inode *);
-
-typedef void (*btf_trace_jbd2_handle_start)(void *, dev_t, tid_t, unsigned int, unsigned int, int);
-
-typedef void (*btf_trace_jbd2_handle_restart)(void *, dev_t, tid_t, unsigned int, unsigned int, int);
-
-typedef void (*btf_trace_jbd2_handle_extend)(void *, dev_t, tid_t, unsigned int, unsigned int, int, int);
-
-typedef void (*btf_trace_jbd2_handle_stats)(void *, dev_t, tid_t, unsigned int, unsigned int, int, int, int, int);
-
-typedef void (*btf_trace_jbd2_run_stats)(void *, dev_t, tid_t, struct transaction_run_stats_s *);
-
-typedef void (*btf_trace_jbd2_checkpoint_stats)(void *, dev_t, tid_t, struct transaction_chp_stats_s *);
-
-typedef void (*btf_trace_jbd2_update_log_tail)(void *, journal_t *, tid_t, long unsigned int, long unsigned int);
-
-typedef void (*btf_trace_jbd2_write_superblock)(void *, journal_t *, blk_opf_t);
-
-typedef void (*btf_trace_jbd2_lock_buffer_stall)(void *, dev_t, long unsigned int);
-
-typedef void (*btf_trace_jbd2_shrink_count)(void *, journal_t *, long unsigned int, long unsigned int);
-
-typedef void (*btf_trace_jbd2_shrink_scan_enter)(void *, journal_t *, long unsigned int, long unsigned int);
-
-typedef void (*btf_trace_jbd2_shrink_scan_exit)(void *, journal_t *, long unsigned int, long unsigned int, long unsigned int);
-
-typedef void (*btf_trace_jbd2_shrink_checkpoint_list)(void *, journal_t *, tid_t, tid_t, tid_t, long unsigned int, tid_t);
-
-struct jbd2_stats_proc_session {
-	journal_t *journal;
-	struct transaction_stats_s *stats;
-	int start;
-	int max;
-};
-
 struct ramfs_mount_opts {
 	umode_t mode;
 };
@@ -56444,7 +49709,17 @@ enum hugetlb_param {
 	Opt_uid___3 = 6,
 };
 
+struct getdents_callback___2 {
+	struct dir_context ctx;
+	char *name;
+	u64 ino;
+	int found;
+	int sequence;
+};
+
 typedef u16 wchar_t;
+
+typedef u32 unicode_t;
 
 struct nls_table {
 	const char *charset;
@@ -56457,6563 +49732,11 @@ struct nls_table {
 	struct nls_table *next;
 };
 
-struct fat_mount_options {
-	kuid_t fs_uid;
-	kgid_t fs_gid;
-	short unsigned int fs_fmask;
-	short unsigned int fs_dmask;
-	short unsigned int codepage;
-	int time_offset;
-	char *iocharset;
-	short unsigned int shortname;
-	unsigned char name_check;
-	unsigned char errors;
-	unsigned char nfs;
-	short unsigned int allow_utime;
-	unsigned int quiet: 1;
-	unsigned int showexec: 1;
-	unsigned int sys_immutable: 1;
-	unsigned int dotsOK: 1;
-	unsigned int isvfat: 1;
-	unsigned int utf8: 1;
-	unsigned int unicode_xlate: 1;
-	unsigned int numtail: 1;
-	unsigned int flush: 1;
-	unsigned int nocase: 1;
-	unsigned int usefree: 1;
-	unsigned int tz_set: 1;
-	unsigned int rodir: 1;
-	unsigned int discard: 1;
-	unsigned int dos1xfloppy: 1;
-	unsigned int debug: 1;
-};
-
-struct fatent_operations;
-
-struct msdos_sb_info {
-	short unsigned int sec_per_clus;
-	short unsigned int cluster_bits;
-	unsigned int cluster_size;
-	unsigned char fats;
-	unsigned char fat_bits;
-	short unsigned int fat_start;
-	long unsigned int fat_length;
-	long unsigned int dir_start;
-	short unsigned int dir_entries;
-	long unsigned int data_start;
-	long unsigned int max_cluster;
-	long unsigned int root_cluster;
-	long unsigned int fsinfo_sector;
-	struct mutex fat_lock;
-	struct mutex nfs_build_inode_lock;
-	struct mutex s_lock;
-	unsigned int prev_free;
-	unsigned int free_clusters;
-	unsigned int free_clus_valid;
-	struct fat_mount_options options;
-	struct nls_table *nls_disk;
-	struct nls_table *nls_io;
-	const void *dir_ops;
-	int dir_per_block;
-	int dir_per_block_bits;
-	unsigned int vol_id;
-	int fatent_shift;
-	const struct fatent_operations *fatent_ops;
-	struct inode *fat_inode;
-	struct inode *fsinfo_inode;
-	struct ratelimit_state ratelimit;
-	spinlock_t inode_hash_lock;
-	struct hlist_head inode_hashtable[256];
-	spinlock_t dir_hash_lock;
-	struct hlist_head dir_hashtable[256];
-	unsigned int dirty;
-	struct callback_head rcu;
-};
-
-struct fat_entry;
-
-struct fatent_operations {
-	void (*ent_blocknr)(struct super_block *, int, int *, sector_t *);
-	void (*ent_set_ptr)(struct fat_entry *, int);
-	int (*ent_bread)(struct super_block *, struct fat_entry *, int, sector_t);
-	int (*ent_get)(struct fat_entry *);
-	void (*ent_put)(struct fat_entry *, int);
-	int (*ent_next)(struct fat_entry *);
-};
-
-struct msdos_inode_info {
-	spinlock_t cache_lru_lock;
-	struct list_head cache_lru;
-	int nr_caches;
-	unsigned int cache_valid_id;
-	loff_t mmu_private;
-	int i_start;
-	int i_logstart;
-	int i_attrs;
-	loff_t i_pos;
-	struct hlist_node i_fat_hash;
-	struct hlist_node i_dir_hash;
-	struct rw_semaphore truncate_lock;
-	struct timespec64 i_crtime;
-	struct inode vfs_inode;
-};
-
-struct fat_entry {
-	int entry;
-	union {
-		u8 *ent12_p[2];
-		__le16 *ent16_p;
-		__le32 *ent32_p;
-	} u;
-	int nr_bhs;
-	struct buffer_head *bhs[2];
-	struct inode *fat_inode;
-};
-
-struct fat_cache {
-	struct list_head cache_list;
-	int nr_contig;
-	int fcluster;
-	int dcluster;
-};
-
-struct fat_cache_id {
-	unsigned int id;
-	int nr_contig;
-	int fcluster;
-	int dcluster;
-};
-
-struct compat_dirent {
-	u32 d_ino;
-	compat_off_t d_off;
-	u16 d_reclen;
-	char d_name[256];
-};
-
 enum utf16_endian {
 	UTF16_HOST_ENDIAN = 0,
 	UTF16_LITTLE_ENDIAN = 1,
 	UTF16_BIG_ENDIAN = 2,
 };
-
-struct __fat_dirent {
-	long int d_ino;
-	__kernel_off_t d_off;
-	short unsigned int d_reclen;
-	char d_name[256];
-};
-
-struct msdos_dir_entry {
-	__u8 name[11];
-	__u8 attr;
-	__u8 lcase;
-	__u8 ctime_cs;
-	__le16 ctime;
-	__le16 cdate;
-	__le16 adate;
-	__le16 starthi;
-	__le16 time;
-	__le16 date;
-	__le16 start;
-	__le32 size;
-};
-
-struct msdos_dir_slot {
-	__u8 id;
-	__u8 name0_4[10];
-	__u8 attr;
-	__u8 reserved;
-	__u8 alias_checksum;
-	__u8 name5_10[12];
-	__le16 start;
-	__u8 name11_12[4];
-};
-
-struct fat_slot_info {
-	loff_t i_pos;
-	loff_t slot_off;
-	int nr_slots;
-	struct msdos_dir_entry *de;
-	struct buffer_head *bh;
-};
-
-typedef long long unsigned int llu;
-
-enum {
-	PARSE_INVALID = 1,
-	PARSE_NOT_LONGNAME = 2,
-	PARSE_EOF = 3,
-};
-
-struct fat_ioctl_filldir_callback {
-	struct dir_context ctx;
-	void *dirent;
-	int result;
-	const char *longname;
-	int long_len;
-	const char *shortname;
-	int short_len;
-};
-
-struct fatent_ra {
-	sector_t cur;
-	sector_t limit;
-	unsigned int ra_blocks;
-	sector_t ra_advance;
-	sector_t ra_next;
-	sector_t ra_limit;
-};
-
-struct fat_boot_sector {
-	__u8 ignored[3];
-	__u8 system_id[8];
-	__u8 sector_size[2];
-	__u8 sec_per_clus;
-	__le16 reserved;
-	__u8 fats;
-	__u8 dir_entries[2];
-	__u8 sectors[2];
-	__u8 media;
-	__le16 fat_length;
-	__le16 secs_track;
-	__le16 heads;
-	__le32 hidden;
-	__le32 total_sect;
-	union {
-		struct {
-			__u8 drive_number;
-			__u8 state;
-			__u8 signature;
-			__u8 vol_id[4];
-			__u8 vol_label[11];
-			__u8 fs_type[8];
-		} fat16;
-		struct {
-			__le32 length;
-			__le16 flags;
-			__u8 version[2];
-			__le32 root_cluster;
-			__le16 info_sector;
-			__le16 backup_boot;
-			__le16 reserved2[6];
-			__u8 drive_number;
-			__u8 state;
-			__u8 signature;
-			__u8 vol_id[4];
-			__u8 vol_label[11];
-			__u8 fs_type[8];
-		} fat32;
-	};
-};
-
-struct fat_boot_fsinfo {
-	__le32 signature1;
-	__le32 reserved1[120];
-	__le32 signature2;
-	__le32 free_clusters;
-	__le32 next_cluster;
-	__le32 reserved2[4];
-};
-
-struct fat_bios_param_block {
-	u16 fat_sector_size;
-	u8 fat_sec_per_clus;
-	u16 fat_reserved;
-	u8 fat_fats;
-	u16 fat_dir_entries;
-	u16 fat_sectors;
-	u16 fat_fat_length;
-	u32 fat_total_sect;
-	u8 fat16_state;
-	u32 fat16_vol_id;
-	u32 fat32_length;
-	u32 fat32_root_cluster;
-	u16 fat32_info_sector;
-	u8 fat32_state;
-	u32 fat32_vol_id;
-};
-
-struct fat_floppy_defaults {
-	unsigned int nr_sectors;
-	unsigned int sec_per_clus;
-	unsigned int dir_entries;
-	unsigned int media;
-	unsigned int fat_length;
-};
-
-enum {
-	Opt_check = 0,
-	Opt_uid___4 = 1,
-	Opt_gid___5 = 2,
-	Opt_umask = 3,
-	Opt_dmask = 4,
-	Opt_fmask = 5,
-	Opt_allow_utime = 6,
-	Opt_codepage = 7,
-	Opt_usefree = 8,
-	Opt_nocase = 9,
-	Opt_quiet = 10,
-	Opt_showexec = 11,
-	Opt_debug___2 = 12,
-	Opt_immutable = 13,
-	Opt_dots = 14,
-	Opt_dotsOK = 15,
-	Opt_charset = 16,
-	Opt_shortname = 17,
-	Opt_utf8 = 18,
-	Opt_utf8_bool = 19,
-	Opt_uni_xl = 20,
-	Opt_uni_xl_bool = 21,
-	Opt_nonumtail = 22,
-	Opt_nonumtail_bool = 23,
-	Opt_obsolete = 24,
-	Opt_flush = 25,
-	Opt_tz = 26,
-	Opt_rodir = 27,
-	Opt_errors___2 = 28,
-	Opt_discard___2 = 29,
-	Opt_nfs = 30,
-	Opt_nfs_enum = 31,
-	Opt_time_offset = 32,
-	Opt_dos1xfloppy = 33,
-};
-
-struct fat_fid {
-	u32 i_gen;
-	u32 i_pos_low;
-	u16 i_pos_hi;
-	u16 parent_i_pos_hi;
-	u32 parent_i_pos_low;
-	u32 parent_i_gen;
-};
-
-struct shortname_info {
-	unsigned char lower: 1;
-	unsigned char upper: 1;
-	unsigned char valid: 1;
-};
-
-struct iso_directory_record {
-	__u8 length[1];
-	__u8 ext_attr_length[1];
-	__u8 extent[8];
-	__u8 size[8];
-	__u8 date[7];
-	__u8 flags[1];
-	__u8 file_unit_size[1];
-	__u8 interleave[1];
-	__u8 volume_sequence_number[4];
-	__u8 name_len[1];
-	char name[0];
-};
-
-struct iso_inode_info {
-	long unsigned int i_iget5_block;
-	long unsigned int i_iget5_offset;
-	unsigned int i_first_extent;
-	unsigned char i_file_format;
-	unsigned char i_format_parm[3];
-	long unsigned int i_next_section_block;
-	long unsigned int i_next_section_offset;
-	off_t i_section_size;
-	struct inode vfs_inode;
-};
-
-struct isofs_sb_info {
-	long unsigned int s_ninodes;
-	long unsigned int s_nzones;
-	long unsigned int s_firstdatazone;
-	long unsigned int s_log_zone_size;
-	long unsigned int s_max_size;
-	sector_t s_session_start;
-	int s_rock_offset;
-	s32 s_sbsector;
-	unsigned char s_joliet_level;
-	unsigned char s_mapping;
-	unsigned char s_check;
-	unsigned char s_session;
-	unsigned int s_high_sierra: 1;
-	unsigned int s_rock: 2;
-	unsigned int s_cruft: 1;
-	unsigned int s_nocompress: 1;
-	unsigned int s_hide: 1;
-	unsigned int s_showassoc: 1;
-	unsigned int s_overriderockperm: 1;
-	unsigned int s_uid_set: 1;
-	unsigned int s_gid_set: 1;
-	umode_t s_fmode;
-	umode_t s_dmode;
-	kgid_t s_gid;
-	kuid_t s_uid;
-	struct nls_table *s_nls_iocharset;
-};
-
-struct scsi_sense_hdr {
-	u8 response_code;
-	u8 sense_key;
-	u8 asc;
-	u8 ascq;
-	u8 byte4;
-	u8 byte5;
-	u8 byte6;
-	u8 additional_length;
-};
-
-struct cdrom_msf0 {
-	__u8 minute;
-	__u8 second;
-	__u8 frame;
-};
-
-union cdrom_addr {
-	struct cdrom_msf0 msf;
-	int lba;
-};
-
-struct cdrom_tocentry {
-	__u8 cdte_track;
-	__u8 cdte_adr: 4;
-	__u8 cdte_ctrl: 4;
-	__u8 cdte_format;
-	union cdrom_addr cdte_addr;
-	__u8 cdte_datamode;
-};
-
-struct cdrom_multisession {
-	union cdrom_addr addr;
-	__u8 xa_flag;
-	__u8 addr_format;
-};
-
-struct cdrom_mcn {
-	__u8 medium_catalog_number[14];
-};
-
-struct packet_command {
-	unsigned char cmd[12];
-	unsigned char *buffer;
-	unsigned int buflen;
-	int stat;
-	struct scsi_sense_hdr *sshdr;
-	unsigned char data_direction;
-	int quiet;
-	int timeout;
-	void *reserved[1];
-};
-
-struct cdrom_device_ops;
-
-struct cdrom_device_info {
-	const struct cdrom_device_ops *ops;
-	struct list_head list;
-	struct gendisk *disk;
-	void *handle;
-	int mask;
-	int speed;
-	int capacity;
-	unsigned int options: 30;
-	unsigned int mc_flags: 2;
-	unsigned int vfs_events;
-	unsigned int ioctl_events;
-	int use_count;
-	char name[20];
-	__u8 sanyo_slot: 2;
-	__u8 keeplocked: 1;
-	__u8 reserved: 5;
-	int cdda_method;
-	__u8 last_sense;
-	__u8 media_written;
-	short unsigned int mmc3_profile;
-	int (*exit)(struct cdrom_device_info *);
-	int mrw_mode_page;
-	bool opened_for_data;
-	__s64 last_media_change_ms;
-};
-
-struct cdrom_device_ops {
-	int (*open)(struct cdrom_device_info *, int);
-	void (*release)(struct cdrom_device_info *);
-	int (*drive_status)(struct cdrom_device_info *, int);
-	unsigned int (*check_events)(struct cdrom_device_info *, unsigned int, int);
-	int (*tray_move)(struct cdrom_device_info *, int);
-	int (*lock_door)(struct cdrom_device_info *, int);
-	int (*select_speed)(struct cdrom_device_info *, long unsigned int);
-	int (*get_last_session)(struct cdrom_device_info *, struct cdrom_multisession *);
-	int (*get_mcn)(struct cdrom_device_info *, struct cdrom_mcn *);
-	int (*reset)(struct cdrom_device_info *);
-	int (*audio_ioctl)(struct cdrom_device_info *, unsigned int, void *);
-	int (*generic_packet)(struct cdrom_device_info *, struct packet_command *);
-	int (*read_cdda_bpc)(struct cdrom_device_info *, void *, u32, u32, u8 *);
-	const int capability;
-};
-
-struct iso_volume_descriptor {
-	__u8 type[1];
-	char id[5];
-	__u8 version[1];
-	__u8 data[2041];
-};
-
-struct iso_primary_descriptor {
-	__u8 type[1];
-	char id[5];
-	__u8 version[1];
-	__u8 unused1[1];
-	char system_id[32];
-	char volume_id[32];
-	__u8 unused2[8];
-	__u8 volume_space_size[8];
-	__u8 unused3[32];
-	__u8 volume_set_size[4];
-	__u8 volume_sequence_number[4];
-	__u8 logical_block_size[4];
-	__u8 path_table_size[8];
-	__u8 type_l_path_table[4];
-	__u8 opt_type_l_path_table[4];
-	__u8 type_m_path_table[4];
-	__u8 opt_type_m_path_table[4];
-	__u8 root_directory_record[34];
-	char volume_set_id[128];
-	char publisher_id[128];
-	char preparer_id[128];
-	char application_id[128];
-	char copyright_file_id[37];
-	char abstract_file_id[37];
-	char bibliographic_file_id[37];
-	__u8 creation_date[17];
-	__u8 modification_date[17];
-	__u8 expiration_date[17];
-	__u8 effective_date[17];
-	__u8 file_structure_version[1];
-	__u8 unused4[1];
-	__u8 application_data[512];
-	__u8 unused5[653];
-};
-
-struct iso_supplementary_descriptor {
-	__u8 type[1];
-	char id[5];
-	__u8 version[1];
-	__u8 flags[1];
-	char system_id[32];
-	char volume_id[32];
-	__u8 unused2[8];
-	__u8 volume_space_size[8];
-	__u8 escape[32];
-	__u8 volume_set_size[4];
-	__u8 volume_sequence_number[4];
-	__u8 logical_block_size[4];
-	__u8 path_table_size[8];
-	__u8 type_l_path_table[4];
-	__u8 opt_type_l_path_table[4];
-	__u8 type_m_path_table[4];
-	__u8 opt_type_m_path_table[4];
-	__u8 root_directory_record[34];
-	char volume_set_id[128];
-	char publisher_id[128];
-	char preparer_id[128];
-	char application_id[128];
-	char copyright_file_id[37];
-	char abstract_file_id[37];
-	char bibliographic_file_id[37];
-	__u8 creation_date[17];
-	__u8 modification_date[17];
-	__u8 expiration_date[17];
-	__u8 effective_date[17];
-	__u8 file_structure_version[1];
-	__u8 unused4[1];
-	__u8 application_data[512];
-	__u8 unused5[653];
-};
-
-struct hs_volume_descriptor {
-	__u8 foo[8];
-	__u8 type[1];
-	char id[5];
-	__u8 version[1];
-	__u8 data[2033];
-};
-
-struct hs_primary_descriptor {
-	__u8 foo[8];
-	__u8 type[1];
-	__u8 id[5];
-	__u8 version[1];
-	__u8 unused1[1];
-	char system_id[32];
-	char volume_id[32];
-	__u8 unused2[8];
-	__u8 volume_space_size[8];
-	__u8 unused3[32];
-	__u8 volume_set_size[4];
-	__u8 volume_sequence_number[4];
-	__u8 logical_block_size[4];
-	__u8 path_table_size[8];
-	__u8 type_l_path_table[4];
-	__u8 unused4[28];
-	__u8 root_directory_record[34];
-};
-
-enum isofs_file_format {
-	isofs_file_normal = 0,
-	isofs_file_sparse = 1,
-	isofs_file_compressed = 2,
-};
-
-struct isofs_options {
-	unsigned int rock: 1;
-	unsigned int joliet: 1;
-	unsigned int cruft: 1;
-	unsigned int hide: 1;
-	unsigned int showassoc: 1;
-	unsigned int nocompress: 1;
-	unsigned int overriderockperm: 1;
-	unsigned int uid_set: 1;
-	unsigned int gid_set: 1;
-	unsigned char map;
-	unsigned char check;
-	unsigned int blocksize;
-	umode_t fmode;
-	umode_t dmode;
-	kgid_t gid;
-	kuid_t uid;
-	char *iocharset;
-	s32 session;
-	s32 sbsector;
-};
-
-enum {
-	Opt_block = 0,
-	Opt_check___2 = 1,
-	Opt_cruft = 2,
-	Opt_gid___6 = 3,
-	Opt_ignore = 4,
-	Opt_iocharset = 5,
-	Opt_map = 6,
-	Opt_mode___5 = 7,
-	Opt_nojoliet = 8,
-	Opt_norock = 9,
-	Opt_sb___2 = 10,
-	Opt_session = 11,
-	Opt_uid___5 = 12,
-	Opt_unhide = 13,
-	Opt_utf8___2 = 14,
-	Opt_err___3 = 15,
-	Opt_nocompress = 16,
-	Opt_hide = 17,
-	Opt_showassoc = 18,
-	Opt_dmode = 19,
-	Opt_overriderockperm = 20,
-};
-
-struct isofs_iget5_callback_data {
-	long unsigned int block;
-	long unsigned int offset;
-};
-
-struct SU_SP_s {
-	__u8 magic[2];
-	__u8 skip;
-};
-
-struct SU_CE_s {
-	__u8 extent[8];
-	__u8 offset[8];
-	__u8 size[8];
-};
-
-struct SU_ER_s {
-	__u8 len_id;
-	__u8 len_des;
-	__u8 len_src;
-	__u8 ext_ver;
-	__u8 data[0];
-};
-
-struct RR_RR_s {
-	__u8 flags[1];
-};
-
-struct RR_PX_s {
-	__u8 mode[8];
-	__u8 n_links[8];
-	__u8 uid[8];
-	__u8 gid[8];
-};
-
-struct RR_PN_s {
-	__u8 dev_high[8];
-	__u8 dev_low[8];
-};
-
-struct SL_component {
-	__u8 flags;
-	__u8 len;
-	__u8 text[0];
-};
-
-struct RR_SL_s {
-	__u8 flags;
-	struct SL_component link;
-};
-
-struct RR_NM_s {
-	__u8 flags;
-	char name[0];
-};
-
-struct RR_CL_s {
-	__u8 location[8];
-};
-
-struct RR_PL_s {
-	__u8 location[8];
-};
-
-struct RR_TF_s {
-	__u8 flags;
-	__u8 data[0];
-};
-
-struct RR_ZF_s {
-	__u8 algorithm[2];
-	__u8 parms[2];
-	__u8 real_size[8];
-};
-
-struct rock_ridge {
-	__u8 signature[2];
-	__u8 len;
-	__u8 version;
-	union {
-		struct SU_SP_s SP;
-		struct SU_CE_s CE;
-		struct SU_ER_s ER;
-		struct RR_RR_s RR;
-		struct RR_PX_s PX;
-		struct RR_PN_s PN;
-		struct RR_SL_s SL;
-		struct RR_NM_s NM;
-		struct RR_CL_s CL;
-		struct RR_PL_s PL;
-		struct RR_TF_s TF;
-		struct RR_ZF_s ZF;
-	} u;
-};
-
-struct rock_state {
-	void *buffer;
-	unsigned char *chr;
-	int len;
-	int cont_size;
-	int cont_extent;
-	int cont_offset;
-	int cont_loops;
-	struct inode *inode;
-};
-
-struct isofs_fid {
-	u32 block;
-	u16 offset;
-	u16 parent_offset;
-	u32 generation;
-	u32 parent_block;
-	u32 parent_generation;
-};
-
-typedef unsigned char Byte;
-
-typedef long unsigned int uLong;
-
-struct internal_state;
-
-struct z_stream_s {
-	const Byte *next_in;
-	uLong avail_in;
-	uLong total_in;
-	Byte *next_out;
-	uLong avail_out;
-	uLong total_out;
-	char *msg;
-	struct internal_state *state;
-	void *workspace;
-	int data_type;
-	uLong adler;
-	uLong reserved;
-};
-
-struct internal_state {
-	int dummy;
-};
-
-typedef struct z_stream_s z_stream;
-
-typedef z_stream *z_streamp;
-
-struct __kernel_sockaddr_storage {
-	union {
-		struct {
-			__kernel_sa_family_t ss_family;
-			char __data[126];
-		};
-		void *__align;
-	};
-};
-
-struct in_addr {
-	__be32 s_addr;
-};
-
-struct sockaddr_in {
-	__kernel_sa_family_t sin_family;
-	__be16 sin_port;
-	struct in_addr sin_addr;
-	unsigned char __pad[8];
-};
-
-struct sockaddr_in6 {
-	short unsigned int sin6_family;
-	__be16 sin6_port;
-	__be32 sin6_flowinfo;
-	struct in6_addr sin6_addr;
-	__u32 sin6_scope_id;
-};
-
-typedef u32 rpc_authflavor_t;
-
-enum rpc_auth_flavors {
-	RPC_AUTH_NULL = 0,
-	RPC_AUTH_UNIX = 1,
-	RPC_AUTH_SHORT = 2,
-	RPC_AUTH_DES = 3,
-	RPC_AUTH_KRB = 4,
-	RPC_AUTH_GSS = 6,
-	RPC_AUTH_TLS = 7,
-	RPC_AUTH_MAXFLAVOR = 8,
-	RPC_AUTH_GSS_KRB5 = 390003,
-	RPC_AUTH_GSS_KRB5I = 390004,
-	RPC_AUTH_GSS_KRB5P = 390005,
-	RPC_AUTH_GSS_LKEY = 390006,
-	RPC_AUTH_GSS_LKEYI = 390007,
-	RPC_AUTH_GSS_LKEYP = 390008,
-	RPC_AUTH_GSS_SPKM = 390009,
-	RPC_AUTH_GSS_SPKMI = 390010,
-	RPC_AUTH_GSS_SPKMP = 390011,
-};
-
-struct xdr_netobj {
-	unsigned int len;
-	u8 *data;
-};
-
-struct rpc_xprt;
-
-struct rpc_task;
-
-struct rpc_cred;
-
-struct rpc_rqst {
-	struct rpc_xprt *rq_xprt;
-	struct xdr_buf rq_snd_buf;
-	struct xdr_buf rq_rcv_buf;
-	struct rpc_task *rq_task;
-	struct rpc_cred *rq_cred;
-	__be32 rq_xid;
-	int rq_cong;
-	u32 rq_seqno;
-	int rq_enc_pages_num;
-	struct page **rq_enc_pages;
-	void (*rq_release_snd_buf)(struct rpc_rqst *);
-	union {
-		struct list_head rq_list;
-		struct rb_node rq_recv;
-	};
-	struct list_head rq_xmit;
-	struct list_head rq_xmit2;
-	void *rq_buffer;
-	size_t rq_callsize;
-	void *rq_rbuffer;
-	size_t rq_rcvsize;
-	size_t rq_xmit_bytes_sent;
-	size_t rq_reply_bytes_recvd;
-	struct xdr_buf rq_private_buf;
-	long unsigned int rq_majortimeo;
-	long unsigned int rq_minortimeo;
-	long unsigned int rq_timeout;
-	ktime_t rq_rtt;
-	unsigned int rq_retries;
-	unsigned int rq_connect_cookie;
-	atomic_t rq_pin;
-	u32 rq_bytes_sent;
-	ktime_t rq_xtime;
-	int rq_ntrans;
-};
-
-typedef void (*kxdreproc_t)(struct rpc_rqst *, struct xdr_stream *, const void *);
-
-typedef int (*kxdrdproc_t)(struct rpc_rqst *, struct xdr_stream *, void *);
-
-struct rpc_procinfo;
-
-struct rpc_message {
-	const struct rpc_procinfo *rpc_proc;
-	void *rpc_argp;
-	void *rpc_resp;
-	const struct cred *rpc_cred;
-};
-
-struct rpc_procinfo {
-	u32 p_proc;
-	kxdreproc_t p_encode;
-	kxdrdproc_t p_decode;
-	unsigned int p_arglen;
-	unsigned int p_replen;
-	unsigned int p_timer;
-	u32 p_statidx;
-	const char *p_name;
-};
-
-struct rpc_wait {
-	struct list_head list;
-	struct list_head links;
-	struct list_head timer_list;
-};
-
-struct rpc_timeout {
-	long unsigned int to_initval;
-	long unsigned int to_maxval;
-	long unsigned int to_increment;
-	unsigned int to_retries;
-	unsigned char to_exponential;
-};
-
-struct rpc_wait_queue;
-
-struct rpc_call_ops;
-
-struct rpc_clnt;
-
-struct rpc_task {
-	atomic_t tk_count;
-	int tk_status;
-	struct list_head tk_task;
-	void (*tk_callback)(struct rpc_task *);
-	void (*tk_action)(struct rpc_task *);
-	long unsigned int tk_timeout;
-	long unsigned int tk_runstate;
-	struct rpc_wait_queue *tk_waitqueue;
-	union {
-		struct work_struct tk_work;
-		struct rpc_wait tk_wait;
-	} u;
-	struct rpc_message tk_msg;
-	void *tk_calldata;
-	const struct rpc_call_ops *tk_ops;
-	struct rpc_clnt *tk_client;
-	struct rpc_xprt *tk_xprt;
-	struct rpc_cred *tk_op_cred;
-	struct rpc_rqst *tk_rqstp;
-	struct workqueue_struct *tk_workqueue;
-	ktime_t tk_start;
-	pid_t tk_owner;
-	int tk_rpc_status;
-	short unsigned int tk_flags;
-	short unsigned int tk_timeouts;
-	short unsigned int tk_pid;
-	unsigned char tk_priority: 2;
-	unsigned char tk_garb_retry: 2;
-	unsigned char tk_cred_retry: 2;
-};
-
-struct rpc_timer {
-	struct list_head list;
-	long unsigned int expires;
-	struct delayed_work dwork;
-};
-
-struct rpc_wait_queue {
-	spinlock_t lock;
-	struct list_head tasks[4];
-	unsigned char maxpriority;
-	unsigned char priority;
-	unsigned char nr;
-	unsigned int qlen;
-	struct rpc_timer timer_list;
-	const char *name;
-};
-
-struct rpc_call_ops {
-	void (*rpc_call_prepare)(struct rpc_task *, void *);
-	void (*rpc_call_done)(struct rpc_task *, void *);
-	void (*rpc_count_stats)(struct rpc_task *, void *);
-	void (*rpc_release)(void *);
-};
-
-enum xprtsec_policies {
-	RPC_XPRTSEC_NONE = 0,
-	RPC_XPRTSEC_TLS_ANON = 1,
-	RPC_XPRTSEC_TLS_X509 = 2,
-};
-
-struct xprtsec_parms {
-	enum xprtsec_policies policy;
-	key_serial_t cert_serial;
-	key_serial_t privkey_serial;
-};
-
-struct rpc_pipe_dir_head {
-	struct list_head pdh_entries;
-	struct dentry *pdh_dentry;
-};
-
-struct rpc_rtt {
-	long unsigned int timeo;
-	long unsigned int srtt[5];
-	long unsigned int sdrtt[5];
-	int ntimeouts[5];
-};
-
-struct rpc_xprt_switch;
-
-struct rpc_xprt_iter_ops;
-
-struct rpc_xprt_iter {
-	struct rpc_xprt_switch *xpi_xpswitch;
-	struct rpc_xprt *xpi_cursor;
-	const struct rpc_xprt_iter_ops *xpi_ops;
-};
-
-struct rpc_auth;
-
-struct rpc_stat;
-
-struct rpc_iostats;
-
-struct rpc_program;
-
-struct rpc_sysfs_client;
-
-struct rpc_clnt {
-	refcount_t cl_count;
-	unsigned int cl_clid;
-	struct list_head cl_clients;
-	struct list_head cl_tasks;
-	atomic_t cl_pid;
-	spinlock_t cl_lock;
-	struct rpc_xprt *cl_xprt;
-	const struct rpc_procinfo *cl_procinfo;
-	u32 cl_prog;
-	u32 cl_vers;
-	u32 cl_maxproc;
-	struct rpc_auth *cl_auth;
-	struct rpc_stat *cl_stats;
-	struct rpc_iostats *cl_metrics;
-	unsigned int cl_softrtry: 1;
-	unsigned int cl_softerr: 1;
-	unsigned int cl_discrtry: 1;
-	unsigned int cl_noretranstimeo: 1;
-	unsigned int cl_autobind: 1;
-	unsigned int cl_chatty: 1;
-	unsigned int cl_shutdown: 1;
-	struct xprtsec_parms cl_xprtsec;
-	struct rpc_rtt *cl_rtt;
-	const struct rpc_timeout *cl_timeout;
-	atomic_t cl_swapper;
-	int cl_nodelen;
-	char cl_nodename[65];
-	struct rpc_pipe_dir_head cl_pipedir_objects;
-	struct rpc_clnt *cl_parent;
-	struct rpc_rtt cl_rtt_default;
-	struct rpc_timeout cl_timeout_default;
-	const struct rpc_program *cl_program;
-	const char *cl_principal;
-	struct rpc_sysfs_client *cl_sysfs;
-	union {
-		struct rpc_xprt_iter cl_xpi;
-		struct work_struct cl_work;
-	};
-	const struct cred *cl_cred;
-	unsigned int cl_max_connect;
-	struct super_block *pipefs_sb;
-};
-
-struct rpc_xprt_ops;
-
-struct svc_xprt;
-
-struct xprt_class;
-
-struct rpc_sysfs_xprt;
-
-struct rpc_xprt {
-	struct kref kref;
-	const struct rpc_xprt_ops *ops;
-	unsigned int id;
-	const struct rpc_timeout *timeout;
-	struct __kernel_sockaddr_storage addr;
-	size_t addrlen;
-	int prot;
-	long unsigned int cong;
-	long unsigned int cwnd;
-	size_t max_payload;
-	struct rpc_wait_queue binding;
-	struct rpc_wait_queue sending;
-	struct rpc_wait_queue pending;
-	struct rpc_wait_queue backlog;
-	struct list_head free;
-	unsigned int max_reqs;
-	unsigned int min_reqs;
-	unsigned int num_reqs;
-	long unsigned int state;
-	unsigned char resvport: 1;
-	unsigned char reuseport: 1;
-	atomic_t swapper;
-	unsigned int bind_index;
-	struct list_head xprt_switch;
-	long unsigned int bind_timeout;
-	long unsigned int reestablish_timeout;
-	struct xprtsec_parms xprtsec;
-	unsigned int connect_cookie;
-	struct work_struct task_cleanup;
-	struct timer_list timer;
-	long unsigned int last_used;
-	long unsigned int idle_timeout;
-	long unsigned int connect_timeout;
-	long unsigned int max_reconnect_timeout;
-	atomic_long_t queuelen;
-	spinlock_t transport_lock;
-	spinlock_t reserve_lock;
-	spinlock_t queue_lock;
-	u32 xid;
-	struct rpc_task *snd_task;
-	struct list_head xmit_queue;
-	atomic_long_t xmit_queuelen;
-	struct svc_xprt *bc_xprt;
-	struct rb_root recv_queue;
-	struct {
-		long unsigned int bind_count;
-		long unsigned int connect_count;
-		long unsigned int connect_start;
-		long unsigned int connect_time;
-		long unsigned int sends;
-		long unsigned int recvs;
-		long unsigned int bad_xids;
-		long unsigned int max_slots;
-		long long unsigned int req_u;
-		long long unsigned int bklog_u;
-		long long unsigned int sending_u;
-		long long unsigned int pending_u;
-	} stat;
-	struct net *xprt_net;
-	netns_tracker ns_tracker;
-	const char *servername;
-	const char *address_strings[6];
-	struct callback_head rcu;
-	const struct xprt_class *xprt_class;
-	struct rpc_sysfs_xprt *xprt_sysfs;
-	bool main;
-};
-
-struct rpc_credops;
-
-struct rpc_cred {
-	struct hlist_node cr_hash;
-	struct list_head cr_lru;
-	struct callback_head cr_rcu;
-	struct rpc_auth *cr_auth;
-	const struct rpc_credops *cr_ops;
-	long unsigned int cr_expire;
-	long unsigned int cr_flags;
-	refcount_t cr_count;
-	const struct cred *cr_cred;
-};
-
-struct rpc_task_setup {
-	struct rpc_task *task;
-	struct rpc_clnt *rpc_client;
-	struct rpc_xprt *rpc_xprt;
-	struct rpc_cred *rpc_op_cred;
-	const struct rpc_message *rpc_message;
-	const struct rpc_call_ops *callback_ops;
-	void *callback_data;
-	struct workqueue_struct *workqueue;
-	short unsigned int flags;
-	signed char priority;
-};
-
-struct lwq_node {
-	struct llist_node node;
-};
-
-struct lwq {
-	spinlock_t lock;
-	struct llist_node *ready;
-	struct llist_head new;
-};
-
-struct rpc_xprt_ops {
-	void (*set_buffer_size)(struct rpc_xprt *, size_t, size_t);
-	int (*reserve_xprt)(struct rpc_xprt *, struct rpc_task *);
-	void (*release_xprt)(struct rpc_xprt *, struct rpc_task *);
-	void (*alloc_slot)(struct rpc_xprt *, struct rpc_task *);
-	void (*free_slot)(struct rpc_xprt *, struct rpc_rqst *);
-	void (*rpcbind)(struct rpc_task *);
-	void (*set_port)(struct rpc_xprt *, short unsigned int);
-	void (*connect)(struct rpc_xprt *, struct rpc_task *);
-	int (*get_srcaddr)(struct rpc_xprt *, char *, size_t);
-	short unsigned int (*get_srcport)(struct rpc_xprt *);
-	int (*buf_alloc)(struct rpc_task *);
-	void (*buf_free)(struct rpc_task *);
-	int (*prepare_request)(struct rpc_rqst *, struct xdr_buf *);
-	int (*send_request)(struct rpc_rqst *);
-	void (*abort_send_request)(struct rpc_rqst *);
-	void (*wait_for_reply_request)(struct rpc_task *);
-	void (*timer)(struct rpc_xprt *, struct rpc_task *);
-	void (*release_request)(struct rpc_task *);
-	void (*close)(struct rpc_xprt *);
-	void (*destroy)(struct rpc_xprt *);
-	void (*set_connect_timeout)(struct rpc_xprt *, long unsigned int, long unsigned int);
-	void (*print_stats)(struct rpc_xprt *, struct seq_file *);
-	int (*enable_swap)(struct rpc_xprt *);
-	void (*disable_swap)(struct rpc_xprt *);
-	void (*inject_disconnect)(struct rpc_xprt *);
-	int (*bc_setup)(struct rpc_xprt *, unsigned int);
-	size_t (*bc_maxpayload)(struct rpc_xprt *);
-	unsigned int (*bc_num_slots)(struct rpc_xprt *);
-	void (*bc_free_rqst)(struct rpc_rqst *);
-	void (*bc_destroy)(struct rpc_xprt *, unsigned int);
-};
-
-enum xprt_transports {
-	XPRT_TRANSPORT_UDP = 17,
-	XPRT_TRANSPORT_TCP = 6,
-	XPRT_TRANSPORT_BC_TCP = -2147483642,
-	XPRT_TRANSPORT_RDMA = 256,
-	XPRT_TRANSPORT_BC_RDMA = -2147483392,
-	XPRT_TRANSPORT_LOCAL = 257,
-	XPRT_TRANSPORT_TCP_TLS = 258,
-};
-
-struct svc_xprt_class;
-
-struct svc_xprt_ops;
-
-struct svc_serv;
-
-struct svc_xprt {
-	struct svc_xprt_class *xpt_class;
-	const struct svc_xprt_ops *xpt_ops;
-	struct kref xpt_ref;
-	struct list_head xpt_list;
-	struct lwq_node xpt_ready;
-	long unsigned int xpt_flags;
-	struct svc_serv *xpt_server;
-	atomic_t xpt_reserved;
-	atomic_t xpt_nr_rqsts;
-	struct mutex xpt_mutex;
-	spinlock_t xpt_lock;
-	void *xpt_auth_cache;
-	struct list_head xpt_deferred;
-	struct __kernel_sockaddr_storage xpt_local;
-	size_t xpt_locallen;
-	struct __kernel_sockaddr_storage xpt_remote;
-	size_t xpt_remotelen;
-	char xpt_remotebuf[58];
-	struct list_head xpt_users;
-	struct net *xpt_net;
-	netns_tracker ns_tracker;
-	const struct cred *xpt_cred;
-	struct rpc_xprt *xpt_bc_xprt;
-	struct rpc_xprt_switch *xpt_bc_xps;
-};
-
-struct xprt_create;
-
-struct xprt_class {
-	struct list_head list;
-	int ident;
-	struct rpc_xprt * (*setup)(struct xprt_create *);
-	struct module *owner;
-	char name[32];
-	const char *netid[0];
-};
-
-struct xprt_create {
-	int ident;
-	struct net *net;
-	struct sockaddr *srcaddr;
-	struct sockaddr *dstaddr;
-	size_t addrlen;
-	const char *servername;
-	struct svc_xprt *bc_xprt;
-	struct rpc_xprt_switch *bc_xps;
-	unsigned int flags;
-	struct xprtsec_parms xprtsec;
-	long unsigned int connect_timeout;
-	long unsigned int reconnect_timeout;
-};
-
-struct rpc_sysfs_xprt_switch;
-
-struct rpc_xprt_switch {
-	spinlock_t xps_lock;
-	struct kref xps_kref;
-	unsigned int xps_id;
-	unsigned int xps_nxprts;
-	unsigned int xps_nactive;
-	unsigned int xps_nunique_destaddr_xprts;
-	atomic_long_t xps_queuelen;
-	struct list_head xps_xprt_list;
-	struct net *xps_net;
-	const struct rpc_xprt_iter_ops *xps_iter_ops;
-	struct rpc_sysfs_xprt_switch *xps_sysfs;
-	struct callback_head xps_rcu;
-};
-
-struct auth_cred {
-	const struct cred *cred;
-	const char *principal;
-};
-
-struct rpc_authops;
-
-struct rpc_cred_cache;
-
-struct rpc_auth {
-	unsigned int au_cslack;
-	unsigned int au_rslack;
-	unsigned int au_verfsize;
-	unsigned int au_ralign;
-	long unsigned int au_flags;
-	const struct rpc_authops *au_ops;
-	rpc_authflavor_t au_flavor;
-	refcount_t au_count;
-	struct rpc_cred_cache *au_credcache;
-};
-
-struct rpc_credops {
-	const char *cr_name;
-	int (*cr_init)(struct rpc_auth *, struct rpc_cred *);
-	void (*crdestroy)(struct rpc_cred *);
-	int (*crmatch)(struct auth_cred *, struct rpc_cred *, int);
-	int (*crmarshal)(struct rpc_task *, struct xdr_stream *);
-	int (*crrefresh)(struct rpc_task *);
-	int (*crvalidate)(struct rpc_task *, struct xdr_stream *);
-	int (*crwrap_req)(struct rpc_task *, struct xdr_stream *);
-	int (*crunwrap_resp)(struct rpc_task *, struct xdr_stream *);
-	int (*crkey_timeout)(struct rpc_cred *);
-	char * (*crstringify_acceptor)(struct rpc_cred *);
-	bool (*crneed_reencode)(struct rpc_task *);
-};
-
-struct rpc_auth_create_args;
-
-struct rpcsec_gss_info;
-
-struct rpc_authops {
-	struct module *owner;
-	rpc_authflavor_t au_flavor;
-	char *au_name;
-	struct rpc_auth * (*create)(const struct rpc_auth_create_args *, struct rpc_clnt *);
-	void (*destroy)(struct rpc_auth *);
-	int (*hash_cred)(struct auth_cred *, unsigned int);
-	struct rpc_cred * (*lookup_cred)(struct rpc_auth *, struct auth_cred *, int);
-	struct rpc_cred * (*crcreate)(struct rpc_auth *, struct auth_cred *, int, gfp_t);
-	rpc_authflavor_t (*info2flavor)(struct rpcsec_gss_info *);
-	int (*flavor2info)(rpc_authflavor_t, struct rpcsec_gss_info *);
-	int (*key_timeout)(struct rpc_auth *, struct rpc_cred *);
-	int (*ping)(struct rpc_clnt *);
-};
-
-struct rpc_auth_create_args {
-	rpc_authflavor_t pseudoflavor;
-	const char *target_name;
-};
-
-struct rpcsec_gss_oid {
-	unsigned int len;
-	u8 data[32];
-};
-
-struct rpcsec_gss_info {
-	struct rpcsec_gss_oid oid;
-	u32 qop;
-	u32 service;
-};
-
-struct rpc_stat {
-	const struct rpc_program *program;
-	unsigned int netcnt;
-	unsigned int netudpcnt;
-	unsigned int nettcpcnt;
-	unsigned int nettcpconn;
-	unsigned int netreconn;
-	unsigned int rpccnt;
-	unsigned int rpcretrans;
-	unsigned int rpcauthrefresh;
-	unsigned int rpcgarbage;
-};
-
-struct rpc_version;
-
-struct rpc_program {
-	const char *name;
-	u32 number;
-	unsigned int nrvers;
-	const struct rpc_version **version;
-	struct rpc_stat *stats;
-	const char *pipe_dir_name;
-};
-
-struct svc_program;
-
-struct svc_stat {
-	struct svc_program *program;
-	unsigned int netcnt;
-	unsigned int netudpcnt;
-	unsigned int nettcpcnt;
-	unsigned int nettcpconn;
-	unsigned int rpccnt;
-	unsigned int rpcbadfmt;
-	unsigned int rpcbadauth;
-	unsigned int rpcbadclnt;
-};
-
-enum svc_auth_status {
-	SVC_GARBAGE = 1,
-	SVC_SYSERR = 2,
-	SVC_VALID = 3,
-	SVC_NEGATIVE = 4,
-	SVC_OK = 5,
-	SVC_DROP = 6,
-	SVC_CLOSE = 7,
-	SVC_DENIED = 8,
-	SVC_PENDING = 9,
-	SVC_COMPLETE = 10,
-};
-
-struct svc_version;
-
-struct svc_rqst;
-
-struct svc_process_info;
-
-struct svc_program {
-	u32 pg_prog;
-	unsigned int pg_lovers;
-	unsigned int pg_hivers;
-	unsigned int pg_nvers;
-	const struct svc_version **pg_vers;
-	char *pg_name;
-	char *pg_class;
-	enum svc_auth_status (*pg_authenticate)(struct svc_rqst *);
-	__be32 (*pg_init_request)(struct svc_rqst *, const struct svc_program *, struct svc_process_info *);
-	int (*pg_rpcbind_set)(struct net *, const struct svc_program *, u32, int, short unsigned int, short unsigned int);
-};
-
-struct rpc_pipe_msg {
-	struct list_head list;
-	void *data;
-	size_t len;
-	size_t copied;
-	int errno;
-};
-
-struct rpc_pipe_ops {
-	ssize_t (*upcall)(struct file *, struct rpc_pipe_msg *, char *, size_t);
-	ssize_t (*downcall)(struct file *, const char *, size_t);
-	void (*release_pipe)(struct inode *);
-	int (*open_pipe)(struct inode *);
-	void (*destroy_msg)(struct rpc_pipe_msg *);
-};
-
-struct rpc_pipe {
-	struct list_head pipe;
-	struct list_head in_upcall;
-	struct list_head in_downcall;
-	int pipelen;
-	int nreaders;
-	int nwriters;
-	int flags;
-	struct delayed_work queue_timeout;
-	const struct rpc_pipe_ops *ops;
-	spinlock_t lock;
-	struct dentry *dentry;
-};
-
-struct rpc_xprt_iter_ops {
-	void (*xpi_rewind)(struct rpc_xprt_iter *);
-	struct rpc_xprt * (*xpi_xprt)(struct rpc_xprt_iter *);
-	struct rpc_xprt * (*xpi_next)(struct rpc_xprt_iter *);
-};
-
-struct rpc_sysfs_client {
-	struct kobject kobject;
-	struct net *net;
-	struct rpc_clnt *clnt;
-	struct rpc_xprt_switch *xprt_switch;
-};
-
-struct rpc_iostats {
-	spinlock_t om_lock;
-	long unsigned int om_ops;
-	long unsigned int om_ntrans;
-	long unsigned int om_timeouts;
-	long long unsigned int om_bytes_sent;
-	long long unsigned int om_bytes_recv;
-	ktime_t om_queue;
-	ktime_t om_rtt;
-	ktime_t om_execute;
-	long unsigned int om_error_status;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-};
-
-struct rpc_version {
-	u32 number;
-	unsigned int nrprocs;
-	const struct rpc_procinfo *procs;
-	unsigned int *counts;
-};
-
-struct rpc_create_args {
-	struct net *net;
-	int protocol;
-	struct sockaddr *address;
-	size_t addrsize;
-	struct sockaddr *saddress;
-	const struct rpc_timeout *timeout;
-	const char *servername;
-	const char *nodename;
-	const struct rpc_program *program;
-	struct rpc_stat *stats;
-	u32 prognumber;
-	u32 version;
-	rpc_authflavor_t authflavor;
-	u32 nconnect;
-	long unsigned int flags;
-	char *client_name;
-	struct svc_xprt *bc_xprt;
-	const struct cred *cred;
-	unsigned int max_connect;
-	struct xprtsec_parms xprtsec;
-	long unsigned int connect_timeout;
-	long unsigned int reconnect_timeout;
-};
-
-struct nfs_fh {
-	short unsigned int size;
-	unsigned char data[128];
-};
-
-enum nfs3_stable_how {
-	NFS_UNSTABLE = 0,
-	NFS_DATA_SYNC = 1,
-	NFS_FILE_SYNC = 2,
-	NFS_INVALID_STABLE_HOW = -1,
-};
-
-struct nfs4_label {
-	uint32_t lfs;
-	uint32_t pi;
-	u32 len;
-	char *label;
-};
-
-typedef struct {
-	char data[8];
-} nfs4_verifier;
-
-struct nfs4_stateid_struct {
-	union {
-		char data[16];
-		struct {
-			__be32 seqid;
-			char other[12];
-		};
-	};
-	enum {
-		NFS4_INVALID_STATEID_TYPE = 0,
-		NFS4_SPECIAL_STATEID_TYPE = 1,
-		NFS4_OPEN_STATEID_TYPE = 2,
-		NFS4_LOCK_STATEID_TYPE = 3,
-		NFS4_DELEGATION_STATEID_TYPE = 4,
-		NFS4_LAYOUT_STATEID_TYPE = 5,
-		NFS4_PNFS_DS_STATEID_TYPE = 6,
-		NFS4_REVOKED_STATEID_TYPE = 7,
-	} type;
-};
-
-typedef struct nfs4_stateid_struct nfs4_stateid;
-
-enum nfs4_change_attr_type {
-	NFS4_CHANGE_TYPE_IS_MONOTONIC_INCR = 0,
-	NFS4_CHANGE_TYPE_IS_VERSION_COUNTER = 1,
-	NFS4_CHANGE_TYPE_IS_VERSION_COUNTER_NOPNFS = 2,
-	NFS4_CHANGE_TYPE_IS_TIME_METADATA = 3,
-	NFS4_CHANGE_TYPE_IS_UNDEFINED = 4,
-};
-
-struct gss_api_mech;
-
-struct gss_ctx {
-	struct gss_api_mech *mech_type;
-	void *internal_ctx_id;
-	unsigned int slack;
-	unsigned int align;
-};
-
-struct gss_api_ops;
-
-struct pf_desc;
-
-struct gss_api_mech {
-	struct list_head gm_list;
-	struct module *gm_owner;
-	struct rpcsec_gss_oid gm_oid;
-	char *gm_name;
-	const struct gss_api_ops *gm_ops;
-	int gm_pf_num;
-	struct pf_desc *gm_pfs;
-	const char *gm_upcall_enctypes;
-};
-
-struct auth_domain;
-
-struct pf_desc {
-	u32 pseudoflavor;
-	u32 qop;
-	u32 service;
-	char *name;
-	char *auth_domain_name;
-	struct auth_domain *domain;
-	bool datatouch;
-};
-
-struct auth_ops;
-
-struct auth_domain {
-	struct kref ref;
-	struct hlist_node hash;
-	char *name;
-	struct auth_ops *flavour;
-	struct callback_head callback_head;
-};
-
-struct gss_api_ops {
-	int (*gss_import_sec_context)(const void *, size_t, struct gss_ctx *, time64_t *, gfp_t);
-	u32 (*gss_get_mic)(struct gss_ctx *, struct xdr_buf *, struct xdr_netobj *);
-	u32 (*gss_verify_mic)(struct gss_ctx *, struct xdr_buf *, struct xdr_netobj *);
-	u32 (*gss_wrap)(struct gss_ctx *, int, struct xdr_buf *, struct page **);
-	u32 (*gss_unwrap)(struct gss_ctx *, int, int, struct xdr_buf *);
-	void (*gss_delete_sec_context)(void *);
-};
-
-struct nfs4_string {
-	unsigned int len;
-	char *data;
-};
-
-struct nfs_fsid {
-	uint64_t major;
-	uint64_t minor;
-};
-
-struct nfs4_threshold {
-	__u32 bm;
-	__u32 l_type;
-	__u64 rd_sz;
-	__u64 wr_sz;
-	__u64 rd_io_sz;
-	__u64 wr_io_sz;
-};
-
-struct nfs_fattr {
-	__u64 valid;
-	umode_t mode;
-	__u32 nlink;
-	kuid_t uid;
-	kgid_t gid;
-	dev_t rdev;
-	__u64 size;
-	union {
-		struct {
-			__u32 blocksize;
-			__u32 blocks;
-		} nfs2;
-		struct {
-			__u64 used;
-		} nfs3;
-	} du;
-	struct nfs_fsid fsid;
-	__u64 fileid;
-	__u64 mounted_on_fileid;
-	struct timespec64 atime;
-	struct timespec64 mtime;
-	struct timespec64 ctime;
-	__u64 change_attr;
-	__u64 pre_change_attr;
-	__u64 pre_size;
-	struct timespec64 pre_mtime;
-	struct timespec64 pre_ctime;
-	long unsigned int time_start;
-	long unsigned int gencount;
-	struct nfs4_string *owner_name;
-	struct nfs4_string *group_name;
-	struct nfs4_threshold *mdsthreshold;
-	struct nfs4_label *label;
-};
-
-struct nfs_fsinfo {
-	struct nfs_fattr *fattr;
-	__u32 rtmax;
-	__u32 rtpref;
-	__u32 rtmult;
-	__u32 wtmax;
-	__u32 wtpref;
-	__u32 wtmult;
-	__u32 dtpref;
-	__u64 maxfilesize;
-	struct timespec64 time_delta;
-	__u32 lease_time;
-	__u32 nlayouttypes;
-	__u32 layouttype[8];
-	__u32 blksize;
-	__u32 clone_blksize;
-	enum nfs4_change_attr_type change_attr_type;
-	__u32 xattr_support;
-};
-
-struct nfs_fsstat {
-	struct nfs_fattr *fattr;
-	__u64 tbytes;
-	__u64 fbytes;
-	__u64 abytes;
-	__u64 tfiles;
-	__u64 ffiles;
-	__u64 afiles;
-};
-
-struct nfs_pathconf {
-	struct nfs_fattr *fattr;
-	__u32 max_link;
-	__u32 max_namelen;
-};
-
-struct nfs4_change_info {
-	u32 atomic;
-	u64 before;
-	u64 after;
-};
-
-struct nfs4_slot;
-
-struct nfs4_sequence_args {
-	struct nfs4_slot *sa_slot;
-	u8 sa_cache_this: 1;
-	u8 sa_privileged: 1;
-};
-
-struct nfs4_sequence_res {
-	struct nfs4_slot *sr_slot;
-	long unsigned int sr_timestamp;
-	int sr_status;
-	u32 sr_status_flags;
-	u32 sr_highest_slotid;
-	u32 sr_target_highest_slotid;
-};
-
-struct pnfs_layout_range {
-	u32 iomode;
-	u64 offset;
-	u64 length;
-};
-
-struct nfs_open_context;
-
-struct nfs_lock_context {
-	refcount_t count;
-	struct list_head list;
-	struct nfs_open_context *open_context;
-	fl_owner_t lockowner;
-	atomic_t io_count;
-	struct callback_head callback_head;
-};
-
-struct nfs4_state;
-
-struct nfs_open_context {
-	struct nfs_lock_context lock_context;
-	fl_owner_t flock_owner;
-	struct dentry *dentry;
-	const struct cred *cred;
-	struct rpc_cred *ll_cred;
-	struct nfs4_state *state;
-	fmode_t mode;
-	long unsigned int flags;
-	int error;
-	struct list_head list;
-	struct nfs4_threshold *mdsthreshold;
-	struct callback_head callback_head;
-};
-
-struct pnfs_layout_hdr;
-
-struct nfs_auth_info {
-	unsigned int flavor_len;
-	rpc_authflavor_t flavors[12];
-};
-
-struct pnfs_layoutdriver_type;
-
-struct nfs_client;
-
-struct nlm_host;
-
-struct nfs_iostats;
-
-struct nfs_server {
-	struct nfs_client *nfs_client;
-	struct list_head client_link;
-	struct list_head master_link;
-	struct rpc_clnt *client;
-	struct rpc_clnt *client_acl;
-	struct nlm_host *nlm_host;
-	struct nfs_iostats *io_stats;
-	wait_queue_head_t write_congestion_wait;
-	atomic_long_t writeback;
-	unsigned int write_congested;
-	unsigned int flags;
-	unsigned int automount_inherit;
-	unsigned int caps;
-	__u64 fattr_valid;
-	unsigned int rsize;
-	unsigned int rpages;
-	unsigned int wsize;
-	unsigned int wpages;
-	unsigned int wtmult;
-	unsigned int dtsize;
-	short unsigned int port;
-	unsigned int bsize;
-	unsigned int acregmin;
-	unsigned int acregmax;
-	unsigned int acdirmin;
-	unsigned int acdirmax;
-	unsigned int namelen;
-	unsigned int options;
-	unsigned int clone_blksize;
-	enum nfs4_change_attr_type change_attr_type;
-	struct nfs_fsid fsid;
-	int s_sysfs_id;
-	__u64 maxfilesize;
-	struct timespec64 time_delta;
-	long unsigned int mount_time;
-	struct super_block *super;
-	dev_t s_dev;
-	struct nfs_auth_info auth_info;
-	u32 fh_expire_type;
-	u32 pnfs_blksize;
-	u32 attr_bitmask[3];
-	u32 attr_bitmask_nl[3];
-	u32 exclcreat_bitmask[3];
-	u32 cache_consistency_bitmask[3];
-	u32 acl_bitmask;
-	struct pnfs_layoutdriver_type *pnfs_curr_ld;
-	struct rpc_wait_queue roc_rpcwaitq;
-	void *pnfs_ld_data;
-	struct rb_root state_owners;
-	atomic64_t owner_ctr;
-	struct list_head state_owners_lru;
-	struct list_head layouts;
-	struct list_head delegations;
-	struct list_head ss_copies;
-	struct list_head ss_src_copies;
-	long unsigned int delegation_flags;
-	long unsigned int delegation_gen;
-	long unsigned int mig_gen;
-	long unsigned int mig_status;
-	void (*destroy)(struct nfs_server *);
-	atomic_t active;
-	struct __kernel_sockaddr_storage mountd_address;
-	size_t mountd_addrlen;
-	u32 mountd_version;
-	short unsigned int mountd_port;
-	short unsigned int mountd_protocol;
-	struct rpc_wait_queue uoc_rpcwaitq;
-	unsigned int read_hdrsize;
-	const struct cred *cred;
-	bool has_sec_mnt_opts;
-	struct kobject kobj;
-	struct callback_head rcu;
-};
-
-struct nfs41_server_owner;
-
-struct nfs41_server_scope;
-
-struct nfs41_impl_id;
-
-struct nfs_rpc_ops;
-
-struct nfs_subversion;
-
-struct idmap;
-
-struct nfs4_minor_version_ops;
-
-struct nfs4_slot_table;
-
-struct nfs4_session;
-
-struct nfs_client {
-	refcount_t cl_count;
-	atomic_t cl_mds_count;
-	int cl_cons_state;
-	long unsigned int cl_res_state;
-	long unsigned int cl_flags;
-	struct __kernel_sockaddr_storage cl_addr;
-	size_t cl_addrlen;
-	char *cl_hostname;
-	char *cl_acceptor;
-	struct list_head cl_share_link;
-	struct list_head cl_superblocks;
-	struct rpc_clnt *cl_rpcclient;
-	const struct nfs_rpc_ops *rpc_ops;
-	int cl_proto;
-	struct nfs_subversion *cl_nfs_mod;
-	u32 cl_minorversion;
-	unsigned int cl_nconnect;
-	unsigned int cl_max_connect;
-	const char *cl_principal;
-	struct xprtsec_parms cl_xprtsec;
-	struct list_head cl_ds_clients;
-	u64 cl_clientid;
-	nfs4_verifier cl_confirm;
-	long unsigned int cl_state;
-	spinlock_t cl_lock;
-	long unsigned int cl_lease_time;
-	long unsigned int cl_last_renewal;
-	struct delayed_work cl_renewd;
-	struct rpc_wait_queue cl_rpcwaitq;
-	struct idmap *cl_idmap;
-	const char *cl_owner_id;
-	u32 cl_cb_ident;
-	const struct nfs4_minor_version_ops *cl_mvops;
-	long unsigned int cl_mig_gen;
-	struct nfs4_slot_table *cl_slot_tbl;
-	u32 cl_seqid;
-	u32 cl_exchange_flags;
-	struct nfs4_session *cl_session;
-	bool cl_preserve_clid;
-	struct nfs41_server_owner *cl_serverowner;
-	struct nfs41_server_scope *cl_serverscope;
-	struct nfs41_impl_id *cl_implid;
-	long unsigned int cl_sp4_flags;
-	char cl_ipaddr[48];
-	struct net *cl_net;
-	struct list_head pending_cb_stateids;
-	struct callback_head rcu;
-};
-
-struct pnfs_layout_segment {
-	struct list_head pls_list;
-	struct list_head pls_lc_list;
-	struct list_head pls_commits;
-	struct pnfs_layout_range pls_range;
-	refcount_t pls_refcount;
-	u32 pls_seq;
-	long unsigned int pls_flags;
-	struct pnfs_layout_hdr *pls_layout;
-};
-
-struct nfs_seqid_counter;
-
-struct nfs_seqid {
-	struct nfs_seqid_counter *sequence;
-	struct list_head list;
-	struct rpc_task *task;
-};
-
-struct nfs_write_verifier {
-	char data[8];
-};
-
-struct nfs_writeverf {
-	struct nfs_write_verifier verifier;
-	enum nfs3_stable_how committed;
-};
-
-struct nfs_pgio_args {
-	struct nfs4_sequence_args seq_args;
-	struct nfs_fh *fh;
-	struct nfs_open_context *context;
-	struct nfs_lock_context *lock_context;
-	nfs4_stateid stateid;
-	__u64 offset;
-	__u32 count;
-	unsigned int pgbase;
-	struct page **pages;
-	union {
-		unsigned int replen;
-		struct {
-			const u32 *bitmask;
-			u32 bitmask_store[3];
-			enum nfs3_stable_how stable;
-		};
-	};
-};
-
-struct nfs_pgio_res {
-	struct nfs4_sequence_res seq_res;
-	struct nfs_fattr *fattr;
-	__u64 count;
-	__u32 op_status;
-	union {
-		struct {
-			unsigned int replen;
-			int eof;
-			void *scratch;
-		};
-		struct {
-			struct nfs_writeverf *verf;
-			const struct nfs_server *server;
-		};
-	};
-};
-
-struct nfs_commitargs {
-	struct nfs4_sequence_args seq_args;
-	struct nfs_fh *fh;
-	__u64 offset;
-	__u32 count;
-	const u32 *bitmask;
-};
-
-struct nfs_commitres {
-	struct nfs4_sequence_res seq_res;
-	__u32 op_status;
-	struct nfs_fattr *fattr;
-	struct nfs_writeverf *verf;
-	const struct nfs_server *server;
-};
-
-struct nfs_removeargs {
-	struct nfs4_sequence_args seq_args;
-	const struct nfs_fh *fh;
-	struct qstr name;
-};
-
-struct nfs_removeres {
-	struct nfs4_sequence_res seq_res;
-	struct nfs_server *server;
-	struct nfs_fattr *dir_attr;
-	struct nfs4_change_info cinfo;
-};
-
-struct nfs_renameargs {
-	struct nfs4_sequence_args seq_args;
-	const struct nfs_fh *old_dir;
-	const struct nfs_fh *new_dir;
-	const struct qstr *old_name;
-	const struct qstr *new_name;
-};
-
-struct nfs_renameres {
-	struct nfs4_sequence_res seq_res;
-	struct nfs_server *server;
-	struct nfs4_change_info old_cinfo;
-	struct nfs_fattr *old_fattr;
-	struct nfs4_change_info new_cinfo;
-	struct nfs_fattr *new_fattr;
-};
-
-struct nfs_entry {
-	__u64 ino;
-	__u64 cookie;
-	const char *name;
-	unsigned int len;
-	int eof;
-	struct nfs_fh *fh;
-	struct nfs_fattr *fattr;
-	unsigned char d_type;
-	struct nfs_server *server;
-};
-
-struct nfs_readdir_arg {
-	struct dentry *dentry;
-	const struct cred *cred;
-	__be32 *verf;
-	u64 cookie;
-	struct page **pages;
-	unsigned int page_len;
-	bool plus;
-};
-
-struct nfs_readdir_res {
-	__be32 *verf;
-};
-
-struct nfs4_pathname {
-	unsigned int ncomponents;
-	struct nfs4_string components[512];
-};
-
-struct nfs4_fs_location {
-	unsigned int nservers;
-	struct nfs4_string servers[10];
-	struct nfs4_pathname rootpath;
-};
-
-struct nfs4_fs_locations {
-	struct nfs_fattr *fattr;
-	const struct nfs_server *server;
-	struct nfs4_pathname fs_path;
-	int nlocations;
-	struct nfs4_fs_location locations[10];
-};
-
-struct pnfs_ds_commit_info {};
-
-struct nfs_page_array {
-	struct page **pagevec;
-	unsigned int npages;
-	struct page *page_array[8];
-};
-
-struct nfs_page;
-
-struct nfs_pgio_completion_ops;
-
-struct nfs_rw_ops;
-
-struct nfs_io_completion;
-
-struct nfs_direct_req;
-
-struct nfs_pgio_header {
-	struct inode *inode;
-	const struct cred *cred;
-	struct list_head pages;
-	struct nfs_page *req;
-	struct nfs_writeverf verf;
-	fmode_t rw_mode;
-	struct pnfs_layout_segment *lseg;
-	loff_t io_start;
-	const struct rpc_call_ops *mds_ops;
-	void (*release)(struct nfs_pgio_header *);
-	const struct nfs_pgio_completion_ops *completion_ops;
-	const struct nfs_rw_ops *rw_ops;
-	struct nfs_io_completion *io_completion;
-	struct nfs_direct_req *dreq;
-	short unsigned int retrans;
-	int pnfs_error;
-	int error;
-	unsigned int good_bytes;
-	long unsigned int flags;
-	struct rpc_task task;
-	struct nfs_fattr fattr;
-	struct nfs_pgio_args args;
-	struct nfs_pgio_res res;
-	long unsigned int timestamp;
-	int (*pgio_done_cb)(struct rpc_task *, struct nfs_pgio_header *);
-	__u64 mds_offset;
-	struct nfs_page_array page_array;
-	struct nfs_client *ds_clp;
-	u32 ds_commit_idx;
-	u32 pgio_mirror_idx;
-};
-
-struct nfs_page {
-	struct list_head wb_list;
-	union {
-		struct page *wb_page;
-		struct folio *wb_folio;
-	};
-	struct nfs_lock_context *wb_lock_context;
-	long unsigned int wb_index;
-	unsigned int wb_offset;
-	unsigned int wb_pgbase;
-	unsigned int wb_bytes;
-	struct kref wb_kref;
-	long unsigned int wb_flags;
-	struct nfs_write_verifier wb_verf;
-	struct nfs_page *wb_this_page;
-	struct nfs_page *wb_head;
-	short unsigned int wb_nio;
-};
-
-struct nfs_pgio_completion_ops {
-	void (*error_cleanup)(struct list_head *, int);
-	void (*init_hdr)(struct nfs_pgio_header *);
-	void (*completion)(struct nfs_pgio_header *);
-	void (*reschedule_io)(struct nfs_pgio_header *);
-};
-
-struct nfs_rw_ops {
-	struct nfs_pgio_header * (*rw_alloc_header)(void);
-	void (*rw_free_header)(struct nfs_pgio_header *);
-	int (*rw_done)(struct rpc_task *, struct nfs_pgio_header *, struct inode *);
-	void (*rw_result)(struct rpc_task *, struct nfs_pgio_header *);
-	void (*rw_initiate)(struct nfs_pgio_header *, struct rpc_message *, const struct nfs_rpc_ops *, struct rpc_task_setup *, int);
-};
-
-struct nfs_mds_commit_info {
-	atomic_t rpcs_out;
-	atomic_long_t ncommit;
-	struct list_head list;
-};
-
-struct nfs_direct_req {
-	struct kref kref;
-	struct nfs_open_context *ctx;
-	struct nfs_lock_context *l_ctx;
-	struct kiocb *iocb;
-	struct inode *inode;
-	atomic_t io_count;
-	spinlock_t lock;
-	loff_t io_start;
-	ssize_t count;
-	ssize_t max_count;
-	ssize_t error;
-	struct completion completion;
-	struct nfs_mds_commit_info mds_cinfo;
-	struct pnfs_ds_commit_info ds_cinfo;
-	struct work_struct work;
-	int flags;
-};
-
-struct nfs_commit_data;
-
-struct nfs_commit_info;
-
-struct nfs_commit_completion_ops {
-	void (*completion)(struct nfs_commit_data *);
-	void (*resched_write)(struct nfs_commit_info *, struct nfs_page *);
-};
-
-struct nfs_commit_data {
-	struct rpc_task task;
-	struct inode *inode;
-	const struct cred *cred;
-	struct nfs_fattr fattr;
-	struct nfs_writeverf verf;
-	struct list_head pages;
-	struct list_head list;
-	struct nfs_direct_req *dreq;
-	struct nfs_commitargs args;
-	struct nfs_commitres res;
-	struct nfs_open_context *context;
-	struct pnfs_layout_segment *lseg;
-	struct nfs_client *ds_clp;
-	int ds_commit_index;
-	loff_t lwb;
-	const struct rpc_call_ops *mds_ops;
-	const struct nfs_commit_completion_ops *completion_ops;
-	int (*commit_done_cb)(struct rpc_task *, struct nfs_commit_data *);
-	long unsigned int flags;
-};
-
-struct nfs_commit_info {
-	struct inode *inode;
-	struct nfs_mds_commit_info *mds;
-	struct pnfs_ds_commit_info *ds;
-	struct nfs_direct_req *dreq;
-	const struct nfs_commit_completion_ops *completion_ops;
-};
-
-struct nfs_unlinkdata {
-	struct nfs_removeargs args;
-	struct nfs_removeres res;
-	struct dentry *dentry;
-	wait_queue_head_t wq;
-	const struct cred *cred;
-	struct nfs_fattr dir_attr;
-	long int timeout;
-};
-
-struct nfs_renamedata {
-	struct nfs_renameargs args;
-	struct nfs_renameres res;
-	struct rpc_task task;
-	const struct cred *cred;
-	struct inode *old_dir;
-	struct dentry *old_dentry;
-	struct nfs_fattr old_fattr;
-	struct inode *new_dir;
-	struct dentry *new_dentry;
-	struct nfs_fattr new_fattr;
-	void (*complete)(struct rpc_task *, struct nfs_renamedata *);
-	long int timeout;
-	bool cancelled;
-};
-
-struct nlmclnt_operations;
-
-struct nfs_access_entry;
-
-struct nfs_client_initdata;
-
-struct nfs_rpc_ops {
-	u32 version;
-	const struct dentry_operations *dentry_ops;
-	const struct inode_operations *dir_inode_ops;
-	const struct inode_operations *file_inode_ops;
-	const struct file_operations *file_ops;
-	const struct nlmclnt_operations *nlmclnt_ops;
-	int (*getroot)(struct nfs_server *, struct nfs_fh *, struct nfs_fsinfo *);
-	int (*submount)(struct fs_context *, struct nfs_server *);
-	int (*try_get_tree)(struct fs_context *);
-	int (*getattr)(struct nfs_server *, struct nfs_fh *, struct nfs_fattr *, struct inode *);
-	int (*setattr)(struct dentry *, struct nfs_fattr *, struct iattr *);
-	int (*lookup)(struct inode *, struct dentry *, struct nfs_fh *, struct nfs_fattr *);
-	int (*lookupp)(struct inode *, struct nfs_fh *, struct nfs_fattr *);
-	int (*access)(struct inode *, struct nfs_access_entry *, const struct cred *);
-	int (*readlink)(struct inode *, struct page *, unsigned int, unsigned int);
-	int (*create)(struct inode *, struct dentry *, struct iattr *, int);
-	int (*remove)(struct inode *, struct dentry *);
-	void (*unlink_setup)(struct rpc_message *, struct dentry *, struct inode *);
-	void (*unlink_rpc_prepare)(struct rpc_task *, struct nfs_unlinkdata *);
-	int (*unlink_done)(struct rpc_task *, struct inode *);
-	void (*rename_setup)(struct rpc_message *, struct dentry *, struct dentry *);
-	void (*rename_rpc_prepare)(struct rpc_task *, struct nfs_renamedata *);
-	int (*rename_done)(struct rpc_task *, struct inode *, struct inode *);
-	int (*link)(struct inode *, struct inode *, const struct qstr *);
-	int (*symlink)(struct inode *, struct dentry *, struct folio *, unsigned int, struct iattr *);
-	int (*mkdir)(struct inode *, struct dentry *, struct iattr *);
-	int (*rmdir)(struct inode *, const struct qstr *);
-	int (*readdir)(struct nfs_readdir_arg *, struct nfs_readdir_res *);
-	int (*mknod)(struct inode *, struct dentry *, struct iattr *, dev_t);
-	int (*statfs)(struct nfs_server *, struct nfs_fh *, struct nfs_fsstat *);
-	int (*fsinfo)(struct nfs_server *, struct nfs_fh *, struct nfs_fsinfo *);
-	int (*pathconf)(struct nfs_server *, struct nfs_fh *, struct nfs_pathconf *);
-	int (*set_capabilities)(struct nfs_server *, struct nfs_fh *);
-	int (*decode_dirent)(struct xdr_stream *, struct nfs_entry *, bool);
-	int (*pgio_rpc_prepare)(struct rpc_task *, struct nfs_pgio_header *);
-	void (*read_setup)(struct nfs_pgio_header *, struct rpc_message *);
-	int (*read_done)(struct rpc_task *, struct nfs_pgio_header *);
-	void (*write_setup)(struct nfs_pgio_header *, struct rpc_message *, struct rpc_clnt **);
-	int (*write_done)(struct rpc_task *, struct nfs_pgio_header *);
-	void (*commit_setup)(struct nfs_commit_data *, struct rpc_message *, struct rpc_clnt **);
-	void (*commit_rpc_prepare)(struct rpc_task *, struct nfs_commit_data *);
-	int (*commit_done)(struct rpc_task *, struct nfs_commit_data *);
-	int (*lock)(struct file *, int, struct file_lock *);
-	int (*lock_check_bounds)(const struct file_lock *);
-	void (*clear_acl_cache)(struct inode *);
-	void (*close_context)(struct nfs_open_context *, int);
-	struct inode * (*open_context)(struct inode *, struct nfs_open_context *, int, struct iattr *, int *);
-	int (*have_delegation)(struct inode *, fmode_t, int);
-	int (*return_delegation)(struct inode *);
-	struct nfs_client * (*alloc_client)(const struct nfs_client_initdata *);
-	struct nfs_client * (*init_client)(struct nfs_client *, const struct nfs_client_initdata *);
-	void (*free_client)(struct nfs_client *);
-	struct nfs_server * (*create_server)(struct fs_context *);
-	struct nfs_server * (*clone_server)(struct nfs_server *, struct nfs_fh *, struct nfs_fattr *, rpc_authflavor_t);
-	int (*discover_trunking)(struct nfs_server *, struct nfs_fh *);
-	void (*enable_swap)(struct inode *);
-	void (*disable_swap)(struct inode *);
-};
-
-struct nlmclnt_operations {
-	void (*nlmclnt_alloc_call)(void *);
-	bool (*nlmclnt_unlock_prepare)(struct rpc_task *, void *);
-	void (*nlmclnt_release_call)(void *);
-};
-
-struct nfs_access_entry {
-	struct rb_node rb_node;
-	struct list_head lru;
-	kuid_t fsuid;
-	kgid_t fsgid;
-	struct group_info *group_info;
-	u64 timestamp;
-	__u32 mask;
-	struct callback_head callback_head;
-};
-
-struct nfs_client_initdata {
-	long unsigned int init_flags;
-	const char *hostname;
-	const struct __kernel_sockaddr_storage *addr;
-	const char *nodename;
-	const char *ip_addr;
-	size_t addrlen;
-	struct nfs_subversion *nfs_mod;
-	int proto;
-	u32 minorversion;
-	unsigned int nconnect;
-	unsigned int max_connect;
-	struct net *net;
-	const struct rpc_timeout *timeparms;
-	const struct cred *cred;
-	struct xprtsec_parms xprtsec;
-	long unsigned int connect_timeout;
-	long unsigned int reconnect_timeout;
-};
-
-struct nfs_subversion {
-	struct module *owner;
-	struct file_system_type *nfs_fs;
-	const struct rpc_version *rpc_vers;
-	const struct nfs_rpc_ops *rpc_ops;
-	const struct super_operations *sops;
-	const struct xattr_handler * const *xattr;
-	struct list_head list;
-};
-
-struct nfs4_state_recovery_ops;
-
-struct nfs4_state_maintenance_ops;
-
-struct nfs4_mig_recovery_ops;
-
-struct nfs4_minor_version_ops {
-	u32 minor_version;
-	unsigned int init_caps;
-	int (*init_client)(struct nfs_client *);
-	void (*shutdown_client)(struct nfs_client *);
-	bool (*match_stateid)(const nfs4_stateid *, const nfs4_stateid *);
-	int (*find_root_sec)(struct nfs_server *, struct nfs_fh *, struct nfs_fsinfo *);
-	void (*free_lock_state)(struct nfs_server *, struct nfs4_lock_state *);
-	int (*test_and_free_expired)(struct nfs_server *, const nfs4_stateid *, const struct cred *);
-	struct nfs_seqid * (*alloc_seqid)(struct nfs_seqid_counter *, gfp_t);
-	void (*session_trunk)(struct rpc_clnt *, struct rpc_xprt *, void *);
-	const struct rpc_call_ops *call_sync_ops;
-	const struct nfs4_state_recovery_ops *reboot_recovery_ops;
-	const struct nfs4_state_recovery_ops *nograce_recovery_ops;
-	const struct nfs4_state_maintenance_ops *state_renewal_ops;
-	const struct nfs4_mig_recovery_ops *mig_recovery_ops;
-};
-
-struct nfs_iostats {
-	long long unsigned int bytes[8];
-	long unsigned int events[27];
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-	long: 64;
-};
-
-struct nfs4_state_owner;
-
-struct nfs4_state {
-	struct list_head open_states;
-	struct list_head inode_states;
-	struct list_head lock_states;
-	struct nfs4_state_owner *owner;
-	struct inode *inode;
-	long unsigned int flags;
-	spinlock_t state_lock;
-	seqlock_t seqlock;
-	nfs4_stateid stateid;
-	nfs4_stateid open_stateid;
-	unsigned int n_rdonly;
-	unsigned int n_wronly;
-	unsigned int n_rdwr;
-	fmode_t state;
-	refcount_t count;
-	wait_queue_head_t waitq;
-	struct callback_head callback_head;
-};
-
-struct nfs_seqid_counter {
-	ktime_t create_time;
-	u64 owner_id;
-	int flags;
-	u32 counter;
-	spinlock_t lock;
-	struct list_head list;
-	struct rpc_wait_queue wait;
-};
-
-struct nfs4_lock_state {
-	struct list_head ls_locks;
-	struct nfs4_state *ls_state;
-	long unsigned int ls_flags;
-	struct nfs_seqid_counter ls_seqid;
-	nfs4_stateid ls_stateid;
-	refcount_t ls_count;
-	fl_owner_t ls_owner;
-};
-
-struct svc_cred {
-	kuid_t cr_uid;
-	kgid_t cr_gid;
-	struct group_info *cr_group_info;
-	u32 cr_flavor;
-	char *cr_raw_principal;
-	char *cr_principal;
-	char *cr_targ_princ;
-	struct gss_api_mech *cr_gss_mech;
-};
-
-struct cache_deferred_req;
-
-struct cache_req {
-	struct cache_deferred_req * (*defer)(struct cache_req *);
-	long unsigned int thread_wait;
-};
-
-struct svc_pool;
-
-struct svc_procedure;
-
-struct svc_deferred_req;
-
-struct svc_rqst {
-	struct list_head rq_all;
-	struct llist_node rq_idle;
-	struct callback_head rq_rcu_head;
-	struct svc_xprt *rq_xprt;
-	struct __kernel_sockaddr_storage rq_addr;
-	size_t rq_addrlen;
-	struct __kernel_sockaddr_storage rq_daddr;
-	size_t rq_daddrlen;
-	struct svc_serv *rq_server;
-	struct svc_pool *rq_pool;
-	const struct svc_procedure *rq_procinfo;
-	struct auth_ops *rq_authop;
-	struct svc_cred rq_cred;
-	void *rq_xprt_ctxt;
-	struct svc_deferred_req *rq_deferred;
-	struct xdr_buf rq_arg;
-	struct xdr_stream rq_arg_stream;
-	struct xdr_stream rq_res_stream;
-	struct folio *rq_scratch_folio;
-	struct xdr_buf rq_res;
-	struct page *rq_pages[260];
-	struct page **rq_respages;
-	struct page **rq_next_page;
-	struct page **rq_page_end;
-	struct folio_batch rq_fbatch;
-	struct kvec rq_vec[259];
-	struct bio_vec rq_bvec[259];
-	__be32 rq_xid;
-	u32 rq_prog;
-	u32 rq_vers;
-	u32 rq_proc;
-	u32 rq_prot;
-	int rq_cachetype;
-	long unsigned int rq_flags;
-	ktime_t rq_qtime;
-	void *rq_argp;
-	void *rq_resp;
-	__be32 *rq_accept_statp;
-	void *rq_auth_data;
-	__be32 rq_auth_stat;
-	int rq_auth_slack;
-	int rq_reserved;
-	ktime_t rq_stime;
-	struct cache_req rq_chandle;
-	struct auth_domain *rq_client;
-	struct auth_domain *rq_gssclient;
-	struct task_struct *rq_task;
-	struct net *rq_bc_net;
-	int rq_err;
-	long unsigned int bc_to_initval;
-	unsigned int bc_to_retries;
-	void **rq_lease_breaker;
-	unsigned int rq_status_counter;
-};
-
-struct nlmclnt_initdata {
-	const char *hostname;
-	const struct sockaddr *address;
-	size_t addrlen;
-	short unsigned int protocol;
-	u32 nfs_version;
-	int noresvport;
-	struct net *net;
-	const struct nlmclnt_operations *nlmclnt_ops;
-	const struct cred *cred;
-};
-
-struct cache_head {
-	struct hlist_node cache_list;
-	time64_t expiry_time;
-	time64_t last_refresh;
-	struct kref ref;
-	long unsigned int flags;
-};
-
-struct cache_detail {
-	struct module *owner;
-	int hash_size;
-	struct hlist_head *hash_table;
-	spinlock_t hash_lock;
-	char *name;
-	void (*cache_put)(struct kref *);
-	int (*cache_upcall)(struct cache_detail *, struct cache_head *);
-	void (*cache_request)(struct cache_detail *, struct cache_head *, char **, int *);
-	int (*cache_parse)(struct cache_detail *, char *, int);
-	int (*cache_show)(struct seq_file *, struct cache_detail *, struct cache_head *);
-	void (*warn_no_listener)(struct cache_detail *, int);
-	struct cache_head * (*alloc)(void);
-	void (*flush)(void);
-	int (*match)(struct cache_head *, struct cache_head *);
-	void (*init)(struct cache_head *, struct cache_head *);
-	void (*update)(struct cache_head *, struct cache_head *);
-	time64_t flush_time;
-	struct list_head others;
-	time64_t nextcheck;
-	int entries;
-	struct list_head queue;
-	atomic_t writers;
-	time64_t last_close;
-	time64_t last_warn;
-	union {
-		struct proc_dir_entry *procfs;
-		struct dentry *pipefs;
-	};
-	struct net *net;
-};
-
-struct cache_deferred_req {
-	struct hlist_node hash;
-	struct list_head recent;
-	struct cache_head *item;
-	void *owner;
-	void (*revisit)(struct cache_deferred_req *, int);
-};
-
-struct auth_ops {
-	char *name;
-	struct module *owner;
-	int flavour;
-	enum svc_auth_status (*accept)(struct svc_rqst *);
-	int (*release)(struct svc_rqst *);
-	void (*domain_release)(struct auth_domain *);
-	enum svc_auth_status (*set_client)(struct svc_rqst *);
-	rpc_authflavor_t (*pseudoflavor)(struct svc_rqst *);
-};
-
-struct svc_pool {
-	unsigned int sp_id;
-	struct lwq sp_xprts;
-	unsigned int sp_nrthreads;
-	struct list_head sp_all_threads;
-	struct llist_head sp_idle_threads;
-	struct percpu_counter sp_messages_arrived;
-	struct percpu_counter sp_sockets_queued;
-	struct percpu_counter sp_threads_woken;
-	long unsigned int sp_flags;
-};
-
-struct svc_serv {
-	struct svc_program *sv_programs;
-	struct svc_stat *sv_stats;
-	spinlock_t sv_lock;
-	unsigned int sv_nprogs;
-	unsigned int sv_nrthreads;
-	unsigned int sv_maxconn;
-	unsigned int sv_max_payload;
-	unsigned int sv_max_mesg;
-	unsigned int sv_xdrsize;
-	atomic_t sv_rpcb_failures;
-	struct list_head sv_permsocks;
-	struct list_head sv_tempsocks;
-	int sv_tmpcnt;
-	struct timer_list sv_temptimer;
-	char *sv_name;
-	unsigned int sv_nrpools;
-	bool sv_is_pooled;
-	struct svc_pool *sv_pools;
-	int (*sv_threadfn)(void *);
-};
-
-struct svc_procedure {
-	__be32 (*pc_func)(struct svc_rqst *);
-	bool (*pc_decode)(struct svc_rqst *, struct xdr_stream *);
-	bool (*pc_encode)(struct svc_rqst *, struct xdr_stream *);
-	void (*pc_release)(struct svc_rqst *);
-	unsigned int pc_argsize;
-	unsigned int pc_argzero;
-	unsigned int pc_ressize;
-	unsigned int pc_cachetype;
-	unsigned int pc_xdrressize;
-	const char *pc_name;
-};
-
-struct svc_deferred_req {
-	u32 prot;
-	struct svc_xprt *xprt;
-	struct __kernel_sockaddr_storage addr;
-	size_t addrlen;
-	struct __kernel_sockaddr_storage daddr;
-	size_t daddrlen;
-	void *xprt_ctxt;
-	struct cache_deferred_req handle;
-	int argslen;
-	__be32 args[0];
-};
-
-struct svc_process_info {
-	union {
-		int (*dispatch)(struct svc_rqst *);
-		struct {
-			unsigned int lovers;
-			unsigned int hivers;
-		} mismatch;
-	};
-};
-
-struct svc_version {
-	u32 vs_vers;
-	u32 vs_nproc;
-	const struct svc_procedure *vs_proc;
-	long unsigned int *vs_count;
-	u32 vs_xdrsize;
-	bool vs_hidden;
-	bool vs_rpcb_optnl;
-	bool vs_need_cong_ctrl;
-	int (*vs_dispatch)(struct svc_rqst *);
-};
-
-struct svc_xprt_ops {
-	struct svc_xprt * (*xpo_create)(struct svc_serv *, struct net *, struct sockaddr *, int, int);
-	struct svc_xprt * (*xpo_accept)(struct svc_xprt *);
-	int (*xpo_has_wspace)(struct svc_xprt *);
-	int (*xpo_recvfrom)(struct svc_rqst *);
-	int (*xpo_sendto)(struct svc_rqst *);
-	int (*xpo_result_payload)(struct svc_rqst *, unsigned int, unsigned int);
-	void (*xpo_release_ctxt)(struct svc_xprt *, void *);
-	void (*xpo_detach)(struct svc_xprt *);
-	void (*xpo_free)(struct svc_xprt *);
-	void (*xpo_kill_temp_xprt)(struct svc_xprt *);
-	void (*xpo_handshake)(struct svc_xprt *);
-};
-
-struct svc_xprt_class {
-	const char *xcl_name;
-	struct module *xcl_owner;
-	const struct svc_xprt_ops *xcl_ops;
-	struct list_head xcl_list;
-	u32 xcl_max_payload;
-	int xcl_ident;
-};
-
-struct nfs4_state_recovery_ops {
-	int owner_flag_bit;
-	int state_flag_bit;
-	int (*recover_open)(struct nfs4_state_owner *, struct nfs4_state *);
-	int (*recover_lock)(struct nfs4_state *, struct file_lock *);
-	int (*establish_clid)(struct nfs_client *, const struct cred *);
-	int (*reclaim_complete)(struct nfs_client *, const struct cred *);
-	int (*detect_trunking)(struct nfs_client *, struct nfs_client **, const struct cred *);
-};
-
-struct nfs4_state_maintenance_ops {
-	int (*sched_state_renewal)(struct nfs_client *, const struct cred *, unsigned int);
-	const struct cred * (*get_state_renewal_cred)(struct nfs_client *);
-	int (*renew_lease)(struct nfs_client *, const struct cred *);
-};
-
-struct nfs4_mig_recovery_ops {
-	int (*get_locations)(struct nfs_server *, struct nfs_fh *, struct nfs4_fs_locations *, struct page *, const struct cred *);
-	int (*fsid_present)(struct inode *, const struct cred *);
-};
-
-struct nfs4_state_owner {
-	struct nfs_server *so_server;
-	struct list_head so_lru;
-	long unsigned int so_expires;
-	struct rb_node so_server_node;
-	const struct cred *so_cred;
-	spinlock_t so_lock;
-	atomic_t so_count;
-	long unsigned int so_flags;
-	struct list_head so_states;
-	struct nfs_seqid_counter so_seqid;
-	struct mutex so_delegreturn_mutex;
-};
-
-enum nfs_stat_bytecounters {
-	NFSIOS_NORMALREADBYTES = 0,
-	NFSIOS_NORMALWRITTENBYTES = 1,
-	NFSIOS_DIRECTREADBYTES = 2,
-	NFSIOS_DIRECTWRITTENBYTES = 3,
-	NFSIOS_SERVERREADBYTES = 4,
-	NFSIOS_SERVERWRITTENBYTES = 5,
-	NFSIOS_READPAGES = 6,
-	NFSIOS_WRITEPAGES = 7,
-	__NFSIOS_BYTESMAX = 8,
-};
-
-enum nfs_stat_eventcounters {
-	NFSIOS_INODEREVALIDATE = 0,
-	NFSIOS_DENTRYREVALIDATE = 1,
-	NFSIOS_DATAINVALIDATE = 2,
-	NFSIOS_ATTRINVALIDATE = 3,
-	NFSIOS_VFSOPEN = 4,
-	NFSIOS_VFSLOOKUP = 5,
-	NFSIOS_VFSACCESS = 6,
-	NFSIOS_VFSUPDATEPAGE = 7,
-	NFSIOS_VFSREADPAGE = 8,
-	NFSIOS_VFSREADPAGES = 9,
-	NFSIOS_VFSWRITEPAGE = 10,
-	NFSIOS_VFSWRITEPAGES = 11,
-	NFSIOS_VFSGETDENTS = 12,
-	NFSIOS_VFSSETATTR = 13,
-	NFSIOS_VFSFLUSH = 14,
-	NFSIOS_VFSFSYNC = 15,
-	NFSIOS_VFSLOCK = 16,
-	NFSIOS_VFSRELEASE = 17,
-	NFSIOS_CONGESTIONWAIT = 18,
-	NFSIOS_SETATTRTRUNC = 19,
-	NFSIOS_EXTENDWRITE = 20,
-	NFSIOS_SILLYRENAME = 21,
-	NFSIOS_SHORTREAD = 22,
-	NFSIOS_SHORTWRITE = 23,
-	NFSIOS_DELAY = 24,
-	NFSIOS_PNFS_READ = 25,
-	NFSIOS_PNFS_WRITE = 26,
-	__NFSIOS_COUNTSMAX = 27,
-};
-
-struct nfs_clone_mount {
-	struct super_block *sb;
-	struct dentry *dentry;
-	struct nfs_fattr *fattr;
-};
-
-struct nfs_fs_context {
-	bool internal;
-	bool skip_reconfig_option_check;
-	bool need_mount;
-	bool sloppy;
-	unsigned int flags;
-	unsigned int rsize;
-	unsigned int wsize;
-	unsigned int timeo;
-	unsigned int retrans;
-	unsigned int acregmin;
-	unsigned int acregmax;
-	unsigned int acdirmin;
-	unsigned int acdirmax;
-	unsigned int namlen;
-	unsigned int options;
-	unsigned int bsize;
-	struct nfs_auth_info auth_info;
-	rpc_authflavor_t selected_flavor;
-	struct xprtsec_parms xprtsec;
-	char *client_address;
-	unsigned int version;
-	unsigned int minorversion;
-	char *fscache_uniq;
-	short unsigned int protofamily;
-	short unsigned int mountfamily;
-	bool has_sec_mnt_opts;
-	int lock_status;
-	struct {
-		union {
-			struct sockaddr address;
-			struct __kernel_sockaddr_storage _address;
-		};
-		size_t addrlen;
-		char *hostname;
-		u32 version;
-		int port;
-		short unsigned int protocol;
-	} mount_server;
-	struct {
-		union {
-			struct sockaddr address;
-			struct __kernel_sockaddr_storage _address;
-		};
-		size_t addrlen;
-		char *hostname;
-		char *export_path;
-		int port;
-		short unsigned int protocol;
-		short unsigned int nconnect;
-		short unsigned int max_connect;
-		short unsigned int export_path_len;
-	} nfs_server;
-	struct nfs_fh *mntfh;
-	struct nfs_server *server;
-	struct nfs_subversion *nfs_mod;
-	struct nfs_clone_mount clone_data;
-};
-
-struct bl_dev_msg {
-	int32_t status;
-	uint32_t major;
-	uint32_t minor;
-};
-
-struct nfs_netns_client;
-
-struct nfs_net {
-	struct cache_detail *nfs_dns_resolve;
-	struct rpc_pipe *bl_device_pipe;
-	struct rpc_pipe_msg bl_pipe_msg;
-	struct bl_dev_msg bl_mount_reply;
-	struct completion bl_done;
-	struct mutex bl_mutex;
-	struct list_head nfs_client_list;
-	struct list_head nfs_volume_list;
-	struct idr cb_ident_idr;
-	short unsigned int nfs_callback_tcpport;
-	short unsigned int nfs_callback_tcpport6;
-	int cb_users[1];
-	struct nfs_netns_client *nfs_client;
-	spinlock_t nfs_client_lock;
-	ktime_t boot_time;
-	struct rpc_stat rpcstats;
-	struct proc_dir_entry *proc_nfsfs;
-};
-
-struct nfs_netns_client {
-	struct kobject kobject;
-	struct kobject nfs_net_kobj;
-	struct net *net;
-	const char *identifier;
-};
-
-enum {
-	FATTR4_MODE_UMASK = 81,
-};
-
-struct nfs_open_dir_context {
-	struct list_head list;
-	atomic_t cache_hits;
-	atomic_t cache_misses;
-	long unsigned int attr_gencount;
-	__be32 verf[2];
-	__u64 dir_cookie;
-	__u64 last_cookie;
-	long unsigned int page_index;
-	unsigned int dtsize;
-	bool force_clear;
-	bool eof;
-	struct callback_head callback_head;
-};
-
-struct nfs4_cached_acl;
-
-struct nfs_delegation;
-
-struct nfs_inode {
-	__u64 fileid;
-	struct nfs_fh fh;
-	long unsigned int flags;
-	long unsigned int cache_validity;
-	long unsigned int read_cache_jiffies;
-	long unsigned int attrtimeo;
-	long unsigned int attrtimeo_timestamp;
-	long unsigned int attr_gencount;
-	struct rb_root access_cache;
-	struct list_head access_cache_entry_lru;
-	struct list_head access_cache_inode_lru;
-	union {
-		struct {
-			long unsigned int cache_change_attribute;
-			__be32 cookieverf[2];
-			struct rw_semaphore rmdir_sem;
-		};
-		struct {
-			atomic_long_t nrequests;
-			atomic_long_t redirtied_pages;
-			struct nfs_mds_commit_info commit_info;
-			struct mutex commit_mutex;
-		};
-	};
-	struct list_head open_files;
-	struct {
-		int cnt;
-		struct {
-			u64 start;
-			u64 end;
-		} gap[16];
-	} *ooo;
-	struct nfs4_cached_acl *nfs4_acl;
-	struct list_head open_states;
-	struct nfs_delegation *delegation;
-	struct rw_semaphore rwsem;
-	struct pnfs_layout_hdr *layout;
-	__u64 write_io;
-	__u64 read_io;
-	union {
-		struct inode vfs_inode;
-	};
-};
-
-struct nfs_delegation {
-	struct list_head super_list;
-	const struct cred *cred;
-	struct inode *inode;
-	nfs4_stateid stateid;
-	fmode_t type;
-	long unsigned int pagemod_limit;
-	__u64 change_attr;
-	long unsigned int test_gen;
-	long unsigned int flags;
-	refcount_t refcount;
-	spinlock_t lock;
-	struct callback_head rcu;
-};
-
-struct nfs_cache_array_entry {
-	u64 cookie;
-	u64 ino;
-	const char *name;
-	unsigned int name_len;
-	unsigned char d_type;
-};
-
-struct nfs_cache_array {
-	u64 change_attr;
-	u64 last_cookie;
-	unsigned int size;
-	unsigned char folio_full: 1;
-	unsigned char folio_is_eof: 1;
-	unsigned char cookies_are_ordered: 1;
-	struct nfs_cache_array_entry array[0];
-};
-
-struct nfs_readdir_descriptor {
-	struct file *file;
-	struct folio *folio;
-	struct dir_context *ctx;
-	long unsigned int folio_index;
-	long unsigned int folio_index_max;
-	u64 dir_cookie;
-	u64 last_cookie;
-	loff_t current_index;
-	__be32 verf[2];
-	long unsigned int dir_verifier;
-	long unsigned int timestamp;
-	long unsigned int gencount;
-	long unsigned int attr_gencount;
-	unsigned int cache_entry_index;
-	unsigned int buffer_fills;
-	unsigned int dtsize;
-	bool clear_cache;
-	bool plus;
-	bool eob;
-	bool eof;
-};
-
-struct nfs_find_desc {
-	struct nfs_fh *fh;
-	struct nfs_fattr *fattr;
-};
-
-struct nfs4_sessionid {
-	unsigned char data[16];
-};
-
-struct nfs4_channel_attrs {
-	u32 max_rqst_sz;
-	u32 max_resp_sz;
-	u32 max_resp_sz_cached;
-	u32 max_ops;
-	u32 max_reqs;
-};
-
-struct nfs4_slot {
-	struct nfs4_slot_table *table;
-	struct nfs4_slot *next;
-	long unsigned int generation;
-	u32 slot_nr;
-	u32 seq_nr;
-	u32 seq_nr_last_acked;
-	u32 seq_nr_highest_sent;
-	unsigned int privileged: 1;
-	unsigned int seq_done: 1;
-};
-
-struct nfs4_slot_table {
-	struct nfs4_session *session;
-	struct nfs4_slot *slots;
-	long unsigned int used_slots[16];
-	spinlock_t slot_tbl_lock;
-	struct rpc_wait_queue slot_tbl_waitq;
-	wait_queue_head_t slot_waitq;
-	u32 max_slots;
-	u32 max_slotid;
-	u32 highest_used_slotid;
-	u32 target_highest_slotid;
-	u32 server_highest_slotid;
-	s32 d_target_highest_slotid;
-	s32 d2_target_highest_slotid;
-	long unsigned int generation;
-	struct completion complete;
-	long unsigned int slot_tbl_state;
-};
-
-struct nfs4_session {
-	struct nfs4_sessionid sess_id;
-	u32 flags;
-	long unsigned int session_state;
-	u32 hash_alg;
-	u32 ssv_len;
-	struct nfs4_channel_attrs fc_attrs;
-	struct nfs4_slot_table fc_slot_table;
-	struct nfs4_channel_attrs bc_attrs;
-	struct nfs4_slot_table bc_slot_table;
-	struct nfs_client *clp;
-};
-
-enum nfs_lock_status {
-	NFS_LOCK_NOT_SET = 0,
-	NFS_LOCK_LOCK = 1,
-	NFS_LOCK_NOLOCK = 2,
-};
-
-struct nfs_mount_request {
-	struct __kernel_sockaddr_storage *sap;
-	size_t salen;
-	char *hostname;
-	char *dirpath;
-	u32 version;
-	short unsigned int protocol;
-	struct nfs_fh *fh;
-	int noresvport;
-	unsigned int *auth_flav_len;
-	rpc_authflavor_t *auth_flavs;
-	struct net *net;
-};
-
-struct proc_nfs_info {
-	int flag;
-	const char *str;
-	const char *nostr;
-};
-
-enum {
-	NFS_IOHDR_ERROR = 0,
-	NFS_IOHDR_EOF = 1,
-	NFS_IOHDR_REDO = 2,
-	NFS_IOHDR_STAT = 3,
-	NFS_IOHDR_RESEND_PNFS = 4,
-	NFS_IOHDR_RESEND_MDS = 5,
-	NFS_IOHDR_UNSTABLE_WRITES = 6,
-	NFS_IOHDR_ODIRECT = 7,
-};
-
-enum {
-	PG_BUSY = 0,
-	PG_MAPPED = 1,
-	PG_FOLIO = 2,
-	PG_CLEAN = 3,
-	PG_COMMIT_TO_DS = 4,
-	PG_INODE_REF = 5,
-	PG_HEADLOCK = 6,
-	PG_TEARDOWN = 7,
-	PG_UNLOCKPAGE = 8,
-	PG_UPTODATE = 9,
-	PG_READ_FAILED = 10,
-	PG_WB_END = 11,
-	PG_REMOVE = 12,
-	PG_CONTENDED1 = 13,
-	PG_CONTENDED2 = 14,
-};
-
-struct nfs_pageio_descriptor;
-
-struct nfs_pgio_mirror;
-
-struct nfs_pageio_ops {
-	void (*pg_init)(struct nfs_pageio_descriptor *, struct nfs_page *);
-	size_t (*pg_test)(struct nfs_pageio_descriptor *, struct nfs_page *, struct nfs_page *);
-	int (*pg_doio)(struct nfs_pageio_descriptor *);
-	unsigned int (*pg_get_mirror_count)(struct nfs_pageio_descriptor *, struct nfs_page *);
-	void (*pg_cleanup)(struct nfs_pageio_descriptor *);
-	struct nfs_pgio_mirror * (*pg_get_mirror)(struct nfs_pageio_descriptor *, u32);
-	u32 (*pg_set_mirror)(struct nfs_pageio_descriptor *, u32);
-};
-
-struct nfs_pgio_mirror {
-	struct list_head pg_list;
-	long unsigned int pg_bytes_written;
-	size_t pg_count;
-	size_t pg_bsize;
-	unsigned int pg_base;
-	unsigned char pg_recoalesce: 1;
-};
-
-struct nfs_pageio_descriptor {
-	struct inode *pg_inode;
-	const struct nfs_pageio_ops *pg_ops;
-	const struct nfs_rw_ops *pg_rw_ops;
-	int pg_ioflags;
-	int pg_error;
-	const struct rpc_call_ops *pg_rpc_callops;
-	const struct nfs_pgio_completion_ops *pg_completion_ops;
-	struct pnfs_layout_segment *pg_lseg;
-	struct nfs_io_completion *pg_io_completion;
-	struct nfs_direct_req *pg_dreq;
-	unsigned int pg_bsize;
-	u32 pg_mirror_count;
-	struct nfs_pgio_mirror *pg_mirrors;
-	struct nfs_pgio_mirror pg_mirrors_static[1];
-	struct nfs_pgio_mirror *pg_mirrors_dynamic;
-	u32 pg_mirror_idx;
-	short unsigned int pg_maxretrans;
-	unsigned char pg_moreio: 1;
-};
-
-typedef void (*rpc_action)(struct rpc_task *);
-
-struct nfs_page_iter_page {
-	const struct nfs_page *req;
-	size_t count;
-};
-
-struct nfsd_file;
-
-struct nfs_io_completion {
-	void (*complete)(void *);
-	void *data;
-	struct kref refcount;
-};
-
-enum pnfs_try_status {
-	PNFS_ATTEMPTED = 0,
-	PNFS_NOT_ATTEMPTED = 1,
-	PNFS_TRY_AGAIN = 2,
-};
-
-enum {
-	MOUNTPROC_NULL = 0,
-	MOUNTPROC_MNT = 1,
-	MOUNTPROC_DUMP = 2,
-	MOUNTPROC_UMNT = 3,
-	MOUNTPROC_UMNTALL = 4,
-	MOUNTPROC_EXPORT = 5,
-};
-
-enum {
-	MOUNTPROC3_NULL = 0,
-	MOUNTPROC3_MNT = 1,
-	MOUNTPROC3_DUMP = 2,
-	MOUNTPROC3_UMNT = 3,
-	MOUNTPROC3_UMNTALL = 4,
-	MOUNTPROC3_EXPORT = 5,
-};
-
-enum mountstat {
-	MNT_OK = 0,
-	MNT_EPERM = 1,
-	MNT_ENOENT = 2,
-	MNT_EACCES = 13,
-	MNT_EINVAL = 22,
-};
-
-enum mountstat3 {
-	MNT3_OK = 0,
-	MNT3ERR_PERM = 1,
-	MNT3ERR_NOENT = 2,
-	MNT3ERR_IO = 5,
-	MNT3ERR_ACCES = 13,
-	MNT3ERR_NOTDIR = 20,
-	MNT3ERR_INVAL = 22,
-	MNT3ERR_NAMETOOLONG = 63,
-	MNT3ERR_NOTSUPP = 10004,
-	MNT3ERR_SERVERFAULT = 10006,
-};
-
-struct mountres {
-	int errno;
-	struct nfs_fh *fh;
-	unsigned int *auth_count;
-	rpc_authflavor_t *auth_flavors;
-};
-
-enum pnfs_iomode {
-	IOMODE_READ = 1,
-	IOMODE_RW = 2,
-	IOMODE_ANY = 3,
-};
-
-enum {
-	RCA4_TYPE_MASK_RDATA_DLG = 0,
-	RCA4_TYPE_MASK_WDATA_DLG = 1,
-	RCA4_TYPE_MASK_DIR_DLG = 2,
-	RCA4_TYPE_MASK_FILE_LAYOUT = 3,
-	RCA4_TYPE_MASK_BLK_LAYOUT = 4,
-	RCA4_TYPE_MASK_OBJ_LAYOUT_MIN = 8,
-	RCA4_TYPE_MASK_OBJ_LAYOUT_MAX = 9,
-	RCA4_TYPE_MASK_OTHER_LAYOUT_MIN = 12,
-	RCA4_TYPE_MASK_OTHER_LAYOUT_MAX = 15,
-};
-
-enum nfs_cb_opnum4 {
-	OP_CB_GETATTR = 3,
-	OP_CB_RECALL = 4,
-	OP_CB_LAYOUTRECALL = 5,
-	OP_CB_NOTIFY = 6,
-	OP_CB_PUSH_DELEG = 7,
-	OP_CB_RECALL_ANY = 8,
-	OP_CB_RECALLABLE_OBJ_AVAIL = 9,
-	OP_CB_RECALL_SLOT = 10,
-	OP_CB_SEQUENCE = 11,
-	OP_CB_WANTS_CANCELLED = 12,
-	OP_CB_NOTIFY_LOCK = 13,
-	OP_CB_NOTIFY_DEVICEID = 14,
-	OP_CB_OFFLOAD = 15,
-	OP_CB_ILLEGAL = 10044,
-};
-
-struct trace_event_raw_nfs_inode_event {
-	struct trace_entry ent;
-	dev_t dev;
-	u32 fhandle;
-	u64 fileid;
-	u64 version;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_inode_event_done {
-	struct trace_entry ent;
-	long unsigned int error;
-	dev_t dev;
-	u32 fhandle;
-	unsigned char type;
-	u64 fileid;
-	u64 version;
-	loff_t size;
-	long unsigned int nfsi_flags;
-	long unsigned int cache_validity;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_access_exit {
-	struct trace_entry ent;
-	long unsigned int error;
-	dev_t dev;
-	u32 fhandle;
-	unsigned char type;
-	u64 fileid;
-	u64 version;
-	loff_t size;
-	long unsigned int nfsi_flags;
-	long unsigned int cache_validity;
-	unsigned int mask;
-	unsigned int permitted;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_update_size_class {
-	struct trace_entry ent;
-	dev_t dev;
-	u32 fhandle;
-	u64 fileid;
-	u64 version;
-	loff_t cur_size;
-	loff_t new_size;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_inode_range_event {
-	struct trace_entry ent;
-	dev_t dev;
-	u32 fhandle;
-	u64 fileid;
-	u64 version;
-	loff_t range_start;
-	loff_t range_end;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_readdir_event {
-	struct trace_entry ent;
-	dev_t dev;
-	u32 fhandle;
-	u64 fileid;
-	u64 version;
-	char verifier[8];
-	u64 cookie;
-	long unsigned int index;
-	unsigned int dtsize;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_lookup_event {
-	struct trace_entry ent;
-	long unsigned int flags;
-	dev_t dev;
-	u64 dir;
-	u64 fileid;
-	u32 __data_loc_name;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_lookup_event_done {
-	struct trace_entry ent;
-	long unsigned int error;
-	long unsigned int flags;
-	dev_t dev;
-	u64 dir;
-	u64 fileid;
-	u32 __data_loc_name;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_atomic_open_enter {
-	struct trace_entry ent;
-	long unsigned int flags;
-	long unsigned int fmode;
-	dev_t dev;
-	u64 dir;
-	u32 __data_loc_name;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_atomic_open_exit {
-	struct trace_entry ent;
-	long unsigned int error;
-	long unsigned int flags;
-	long unsigned int fmode;
-	dev_t dev;
-	u64 dir;
-	u32 __data_loc_name;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_create_enter {
-	struct trace_entry ent;
-	long unsigned int flags;
-	dev_t dev;
-	u64 dir;
-	u32 __data_loc_name;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_create_exit {
-	struct trace_entry ent;
-	long unsigned int error;
-	long unsigned int flags;
-	dev_t dev;
-	u64 dir;
-	u32 __data_loc_name;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_directory_event {
-	struct trace_entry ent;
-	dev_t dev;
-	u64 dir;
-	u32 __data_loc_name;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_directory_event_done {
-	struct trace_entry ent;
-	long unsigned int error;
-	dev_t dev;
-	u64 dir;
-	u32 __data_loc_name;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_link_enter {
-	struct trace_entry ent;
-	dev_t dev;
-	u64 fileid;
-	u64 dir;
-	u32 __data_loc_name;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_link_exit {
-	struct trace_entry ent;
-	long unsigned int error;
-	dev_t dev;
-	u64 fileid;
-	u64 dir;
-	u32 __data_loc_name;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_rename_event {
-	struct trace_entry ent;
-	dev_t dev;
-	u64 old_dir;
-	u64 new_dir;
-	u32 __data_loc_old_name;
-	u32 __data_loc_new_name;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_rename_event_done {
-	struct trace_entry ent;
-	dev_t dev;
-	long unsigned int error;
-	u64 old_dir;
-	u32 __data_loc_old_name;
-	u64 new_dir;
-	u32 __data_loc_new_name;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_sillyrename_unlink {
-	struct trace_entry ent;
-	dev_t dev;
-	long unsigned int error;
-	u64 dir;
-	u32 __data_loc_name;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_folio_event {
-	struct trace_entry ent;
-	dev_t dev;
-	u32 fhandle;
-	u64 fileid;
-	u64 version;
-	loff_t offset;
-	size_t count;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_folio_event_done {
-	struct trace_entry ent;
-	dev_t dev;
-	u32 fhandle;
-	int ret;
-	u64 fileid;
-	u64 version;
-	loff_t offset;
-	size_t count;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_aop_readahead {
-	struct trace_entry ent;
-	dev_t dev;
-	u32 fhandle;
-	u64 fileid;
-	u64 version;
-	loff_t offset;
-	unsigned int nr_pages;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_aop_readahead_done {
-	struct trace_entry ent;
-	dev_t dev;
-	u32 fhandle;
-	int ret;
-	u64 fileid;
-	u64 version;
-	loff_t offset;
-	unsigned int nr_pages;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_initiate_read {
-	struct trace_entry ent;
-	dev_t dev;
-	u32 fhandle;
-	u64 fileid;
-	loff_t offset;
-	u32 count;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_readpage_done {
-	struct trace_entry ent;
-	dev_t dev;
-	u32 fhandle;
-	u64 fileid;
-	loff_t offset;
-	u32 arg_count;
-	u32 res_count;
-	bool eof;
-	int error;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_readpage_short {
-	struct trace_entry ent;
-	dev_t dev;
-	u32 fhandle;
-	u64 fileid;
-	loff_t offset;
-	u32 arg_count;
-	u32 res_count;
-	bool eof;
-	int error;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_pgio_error {
-	struct trace_entry ent;
-	dev_t dev;
-	u32 fhandle;
-	u64 fileid;
-	loff_t offset;
-	u32 arg_count;
-	u32 res_count;
-	loff_t pos;
-	int error;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_initiate_write {
-	struct trace_entry ent;
-	dev_t dev;
-	u32 fhandle;
-	u64 fileid;
-	loff_t offset;
-	u32 count;
-	long unsigned int stable;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_writeback_done {
-	struct trace_entry ent;
-	dev_t dev;
-	u32 fhandle;
-	u64 fileid;
-	loff_t offset;
-	u32 arg_count;
-	u32 res_count;
-	int error;
-	long unsigned int stable;
-	char verifier[8];
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_page_error_class {
-	struct trace_entry ent;
-	dev_t dev;
-	u32 fhandle;
-	u64 fileid;
-	loff_t offset;
-	unsigned int count;
-	int error;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_initiate_commit {
-	struct trace_entry ent;
-	dev_t dev;
-	u32 fhandle;
-	u64 fileid;
-	loff_t offset;
-	u32 count;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_commit_done {
-	struct trace_entry ent;
-	dev_t dev;
-	u32 fhandle;
-	u64 fileid;
-	loff_t offset;
-	int error;
-	long unsigned int stable;
-	char verifier[8];
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_direct_req_class {
-	struct trace_entry ent;
-	dev_t dev;
-	u64 fileid;
-	u32 fhandle;
-	loff_t offset;
-	ssize_t count;
-	ssize_t error;
-	int flags;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_fh_to_dentry {
-	struct trace_entry ent;
-	int error;
-	dev_t dev;
-	u32 fhandle;
-	u64 fileid;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_mount_assign {
-	struct trace_entry ent;
-	u32 __data_loc_option;
-	u32 __data_loc_value;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_mount_option {
-	struct trace_entry ent;
-	u32 __data_loc_option;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_mount_path {
-	struct trace_entry ent;
-	u32 __data_loc_path;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_local_open_fh {
-	struct trace_entry ent;
-	int error;
-	u32 fhandle;
-	unsigned int fmode;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_local_client_event {
-	struct trace_entry ent;
-	unsigned int protocol;
-	u32 __data_loc_server;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs_xdr_event {
-	struct trace_entry ent;
-	unsigned int task_id;
-	unsigned int client_id;
-	u32 xid;
-	int version;
-	long unsigned int error;
-	u32 __data_loc_program;
-	u32 __data_loc_procedure;
-	char __data[0];
-};
-
-struct trace_event_data_offsets_nfs_inode_event {};
-
-struct trace_event_data_offsets_nfs_inode_event_done {};
-
-struct trace_event_data_offsets_nfs_access_exit {};
-
-struct trace_event_data_offsets_nfs_update_size_class {};
-
-struct trace_event_data_offsets_nfs_inode_range_event {};
-
-struct trace_event_data_offsets_nfs_readdir_event {};
-
-struct trace_event_data_offsets_nfs_lookup_event {
-	u32 name;
-	const void *name_ptr_;
-};
-
-struct trace_event_data_offsets_nfs_lookup_event_done {
-	u32 name;
-	const void *name_ptr_;
-};
-
-struct trace_event_data_offsets_nfs_atomic_open_enter {
-	u32 name;
-	const void *name_ptr_;
-};
-
-struct trace_event_data_offsets_nfs_atomic_open_exit {
-	u32 name;
-	const void *name_ptr_;
-};
-
-struct trace_event_data_offsets_nfs_create_enter {
-	u32 name;
-	const void *name_ptr_;
-};
-
-struct trace_event_data_offsets_nfs_create_exit {
-	u32 name;
-	const void *name_ptr_;
-};
-
-struct trace_event_data_offsets_nfs_directory_event {
-	u32 name;
-	const void *name_ptr_;
-};
-
-struct trace_event_data_offsets_nfs_directory_event_done {
-	u32 name;
-	const void *name_ptr_;
-};
-
-struct trace_event_data_offsets_nfs_link_enter {
-	u32 name;
-	const void *name_ptr_;
-};
-
-struct trace_event_data_offsets_nfs_link_exit {
-	u32 name;
-	const void *name_ptr_;
-};
-
-struct trace_event_data_offsets_nfs_rename_event {
-	u32 old_name;
-	const void *old_name_ptr_;
-	u32 new_name;
-	const void *new_name_ptr_;
-};
-
-struct trace_event_data_offsets_nfs_rename_event_done {
-	u32 old_name;
-	const void *old_name_ptr_;
-	u32 new_name;
-	const void *new_name_ptr_;
-};
-
-struct trace_event_data_offsets_nfs_sillyrename_unlink {
-	u32 name;
-	const void *name_ptr_;
-};
-
-struct trace_event_data_offsets_nfs_folio_event {};
-
-struct trace_event_data_offsets_nfs_folio_event_done {};
-
-struct trace_event_data_offsets_nfs_aop_readahead {};
-
-struct trace_event_data_offsets_nfs_aop_readahead_done {};
-
-struct trace_event_data_offsets_nfs_initiate_read {};
-
-struct trace_event_data_offsets_nfs_readpage_done {};
-
-struct trace_event_data_offsets_nfs_readpage_short {};
-
-struct trace_event_data_offsets_nfs_pgio_error {};
-
-struct trace_event_data_offsets_nfs_initiate_write {};
-
-struct trace_event_data_offsets_nfs_writeback_done {};
-
-struct trace_event_data_offsets_nfs_page_error_class {};
-
-struct trace_event_data_offsets_nfs_initiate_commit {};
-
-struct trace_event_data_offsets_nfs_commit_done {};
-
-struct trace_event_data_offsets_nfs_direct_req_class {};
-
-struct trace_event_data_offsets_nfs_fh_to_dentry {};
-
-struct trace_event_data_offsets_nfs_mount_assign {
-	u32 option;
-	const void *option_ptr_;
-	u32 value;
-	const void *value_ptr_;
-};
-
-struct trace_event_data_offsets_nfs_mount_option {
-	u32 option;
-	const void *option_ptr_;
-};
-
-struct trace_event_data_offsets_nfs_mount_path {
-	u32 path;
-	const void *path_ptr_;
-};
-
-struct trace_event_data_offsets_nfs_local_open_fh {};
-
-struct trace_event_data_offsets_nfs_local_client_event {
-	u32 server;
-	const void *server_ptr_;
-};
-
-struct trace_event_data_offsets_nfs_xdr_event {
-	u32 program;
-	const void *program_ptr_;
-	u32 procedure;
-	const void *procedure_ptr_;
-};
-
-typedef void (*btf_trace_nfs_set_inode_stale)(void *, const struct inode *);
-
-typedef void (*btf_trace_nfs_refresh_inode_enter)(void *, const struct inode *);
-
-typedef void (*btf_trace_nfs_refresh_inode_exit)(void *, const struct inode *, int);
-
-typedef void (*btf_trace_nfs_revalidate_inode_enter)(void *, const struct inode *);
-
-typedef void (*btf_trace_nfs_revalidate_inode_exit)(void *, const struct inode *, int);
-
-typedef void (*btf_trace_nfs_invalidate_mapping_enter)(void *, const struct inode *);
-
-typedef void (*btf_trace_nfs_invalidate_mapping_exit)(void *, const struct inode *, int);
-
-typedef void (*btf_trace_nfs_getattr_enter)(void *, const struct inode *);
-
-typedef void (*btf_trace_nfs_getattr_exit)(void *, const struct inode *, int);
-
-typedef void (*btf_trace_nfs_setattr_enter)(void *, const struct inode *);
-
-typedef void (*btf_trace_nfs_setattr_exit)(void *, const struct inode *, int);
-
-typedef void (*btf_trace_nfs_writeback_inode_enter)(void *, const struct inode *);
-
-typedef void (*btf_trace_nfs_writeback_inode_exit)(void *, const struct inode *, int);
-
-typedef void (*btf_trace_nfs_fsync_enter)(void *, const struct inode *);
-
-typedef void (*btf_trace_nfs_fsync_exit)(void *, const struct inode *, int);
-
-typedef void (*btf_trace_nfs_access_enter)(void *, const struct inode *);
-
-typedef void (*btf_trace_nfs_set_cache_invalid)(void *, const struct inode *, int);
-
-typedef void (*btf_trace_nfs_readdir_force_readdirplus)(void *, const struct inode *);
-
-typedef void (*btf_trace_nfs_readdir_cache_fill_done)(void *, const struct inode *, int);
-
-typedef void (*btf_trace_nfs_readdir_uncached_done)(void *, const struct inode *, int);
-
-typedef void (*btf_trace_nfs_access_exit)(void *, const struct inode *, unsigned int, unsigned int, int);
-
-typedef void (*btf_trace_nfs_size_truncate)(void *, const struct inode *, loff_t);
-
-typedef void (*btf_trace_nfs_size_wcc)(void *, const struct inode *, loff_t);
-
-typedef void (*btf_trace_nfs_size_update)(void *, const struct inode *, loff_t);
-
-typedef void (*btf_trace_nfs_size_grow)(void *, const struct inode *, loff_t);
-
-typedef void (*btf_trace_nfs_readdir_invalidate_cache_range)(void *, const struct inode *, loff_t, loff_t);
-
-typedef void (*btf_trace_nfs_readdir_cache_fill)(void *, const struct file *, const __be32 *, u64, long unsigned int, unsigned int);
-
-typedef void (*btf_trace_nfs_readdir_uncached)(void *, const struct file *, const __be32 *, u64, long unsigned int, unsigned int);
-
-typedef void (*btf_trace_nfs_lookup_enter)(void *, const struct inode *, const struct dentry *, unsigned int);
-
-typedef void (*btf_trace_nfs_lookup_exit)(void *, const struct inode *, const struct dentry *, unsigned int, int);
-
-typedef void (*btf_trace_nfs_lookup_revalidate_enter)(void *, const struct inode *, const struct dentry *, unsigned int);
-
-typedef void (*btf_trace_nfs_lookup_revalidate_exit)(void *, const struct inode *, const struct dentry *, unsigned int, int);
-
-typedef void (*btf_trace_nfs_readdir_lookup)(void *, const struct inode *, const struct dentry *, unsigned int);
-
-typedef void (*btf_trace_nfs_readdir_lookup_revalidate_failed)(void *, const struct inode *, const struct dentry *, unsigned int);
-
-typedef void (*btf_trace_nfs_readdir_lookup_revalidate)(void *, const struct inode *, const struct dentry *, unsigned int, int);
-
-typedef void (*btf_trace_nfs_atomic_open_enter)(void *, const struct inode *, const struct nfs_open_context *, unsigned int);
-
-typedef void (*btf_trace_nfs_atomic_open_exit)(void *, const struct inode *, const struct nfs_open_context *, unsigned int, int);
-
-typedef void (*btf_trace_nfs_create_enter)(void *, const struct inode *, const struct dentry *, unsigned int);
-
-typedef void (*btf_trace_nfs_create_exit)(void *, const struct inode *, const struct dentry *, unsigned int, int);
-
-typedef void (*btf_trace_nfs_mknod_enter)(void *, const struct inode *, const struct dentry *);
-
-typedef void (*btf_trace_nfs_mknod_exit)(void *, const struct inode *, const struct dentry *, int);
-
-typedef void (*btf_trace_nfs_mkdir_enter)(void *, const struct inode *, const struct dentry *);
-
-typedef void (*btf_trace_nfs_mkdir_exit)(void *, const struct inode *, const struct dentry *, int);
-
-typedef void (*btf_trace_nfs_rmdir_enter)(void *, const struct inode *, const struct dentry *);
-
-typedef void (*btf_trace_nfs_rmdir_exit)(void *, const struct inode *, const struct dentry *, int);
-
-typedef void (*btf_trace_nfs_remove_enter)(void *, const struct inode *, const struct dentry *);
-
-typedef void (*btf_trace_nfs_remove_exit)(void *, const struct inode *, const struct dentry *, int);
-
-typedef void (*btf_trace_nfs_unlink_enter)(void *, const struct inode *, const struct dentry *);
-
-typedef void (*btf_trace_nfs_unlink_exit)(void *, const struct inode *, const struct dentry *, int);
-
-typedef void (*btf_trace_nfs_symlink_enter)(void *, const struct inode *, const struct dentry *);
-
-typedef void (*btf_trace_nfs_symlink_exit)(void *, const struct inode *, const struct dentry *, int);
-
-typedef void (*btf_trace_nfs_link_enter)(void *, const struct inode *, const struct inode *, const struct dentry *);
-
-typedef void (*btf_trace_nfs_link_exit)(void *, const struct inode *, const struct inode *, const struct dentry *, int);
-
-typedef void (*btf_trace_nfs_rename_enter)(void *, const struct inode *, const struct dentry *, const struct inode *, const struct dentry *);
-
-typedef void (*btf_trace_nfs_rename_exit)(void *, const struct inode *, const struct dentry *, const struct inode *, const struct dentry *, int);
-
-typedef void (*btf_trace_nfs_async_rename_done)(void *, const struct inode *, const struct dentry *, const struct inode *, const struct dentry *, int);
-
-typedef void (*btf_trace_nfs_sillyrename_unlink)(void *, const struct nfs_unlinkdata *, int);
-
-typedef void (*btf_trace_nfs_aop_readpage)(void *, const struct inode *, loff_t, size_t);
-
-typedef void (*btf_trace_nfs_aop_readpage_done)(void *, const struct inode *, loff_t, size_t, int);
-
-typedef void (*btf_trace_nfs_writeback_folio_reclaim)(void *, const struct inode *, loff_t, size_t);
-
-typedef void (*btf_trace_nfs_writeback_folio_reclaim_done)(void *, const struct inode *, loff_t, size_t, int);
-
-typedef void (*btf_trace_nfs_writeback_folio)(void *, const struct inode *, loff_t, size_t);
-
-typedef void (*btf_trace_nfs_writeback_folio_done)(void *, const struct inode *, loff_t, size_t, int);
-
-typedef void (*btf_trace_nfs_invalidate_folio)(void *, const struct inode *, loff_t, size_t);
-
-typedef void (*btf_trace_nfs_launder_folio_done)(void *, const struct inode *, loff_t, size_t, int);
-
-typedef void (*btf_trace_nfs_aop_readahead)(void *, const struct inode *, loff_t, unsigned int);
-
-typedef void (*btf_trace_nfs_aop_readahead_done)(void *, const struct inode *, unsigned int, int);
-
-typedef void (*btf_trace_nfs_initiate_read)(void *, const struct nfs_pgio_header *);
-
-typedef void (*btf_trace_nfs_readpage_done)(void *, const struct rpc_task *, const struct nfs_pgio_header *);
-
-typedef void (*btf_trace_nfs_readpage_short)(void *, const struct rpc_task *, const struct nfs_pgio_header *);
-
-typedef void (*btf_trace_nfs_pgio_error)(void *, const struct nfs_pgio_header *, int, loff_t);
-
-typedef void (*btf_trace_nfs_initiate_write)(void *, const struct nfs_pgio_header *);
-
-typedef void (*btf_trace_nfs_writeback_done)(void *, const struct rpc_task *, const struct nfs_pgio_header *);
-
-typedef void (*btf_trace_nfs_write_error)(void *, const struct inode *, const struct nfs_page *, int);
-
-typedef void (*btf_trace_nfs_comp_error)(void *, const struct inode *, const struct nfs_page *, int);
-
-typedef void (*btf_trace_nfs_commit_error)(void *, const struct inode *, const struct nfs_page *, int);
-
-typedef void (*btf_trace_nfs_initiate_commit)(void *, const struct nfs_commit_data *);
-
-typedef void (*btf_trace_nfs_commit_done)(void *, const struct rpc_task *, const struct nfs_commit_data *);
-
-typedef void (*btf_trace_nfs_direct_commit_complete)(void *, const struct nfs_direct_req *);
-
-typedef void (*btf_trace_nfs_direct_resched_write)(void *, const struct nfs_direct_req *);
-
-typedef void (*btf_trace_nfs_direct_write_complete)(void *, const struct nfs_direct_req *);
-
-typedef void (*btf_trace_nfs_direct_write_completion)(void *, const struct nfs_direct_req *);
-
-typedef void (*btf_trace_nfs_direct_write_schedule_iovec)(void *, const struct nfs_direct_req *);
-
-typedef void (*btf_trace_nfs_direct_write_reschedule_io)(void *, const struct nfs_direct_req *);
-
-typedef void (*btf_trace_nfs_fh_to_dentry)(void *, const struct super_block *, const struct nfs_fh *, u64, int);
-
-typedef void (*btf_trace_nfs_mount_assign)(void *, const char *, const char *);
-
-typedef void (*btf_trace_nfs_mount_option)(void *, const struct fs_parameter *);
-
-typedef void (*btf_trace_nfs_mount_path)(void *, const char *);
-
-typedef void (*btf_trace_nfs_local_open_fh)(void *, const struct nfs_fh *, fmode_t, int);
-
-typedef void (*btf_trace_nfs_local_enable)(void *, const struct nfs_client *);
-
-typedef void (*btf_trace_nfs_local_disable)(void *, const struct nfs_client *);
-
-typedef void (*btf_trace_nfs_xdr_status)(void *, const struct xdr_stream *, int);
-
-typedef void (*btf_trace_nfs_xdr_bad_filehandle)(void *, const struct xdr_stream *, int);
-
-enum {
-	FILEID_HIGH_OFF = 0,
-	FILEID_LOW_OFF = 1,
-	FILE_I_TYPE_OFF = 2,
-	EMBED_FH_OFF = 3,
-};
-
-struct nsm_handle;
-
-struct nlm_host {
-	struct hlist_node h_hash;
-	struct __kernel_sockaddr_storage h_addr;
-	size_t h_addrlen;
-	struct __kernel_sockaddr_storage h_srcaddr;
-	size_t h_srcaddrlen;
-	struct rpc_clnt *h_rpcclnt;
-	char *h_name;
-	u32 h_version;
-	short unsigned int h_proto;
-	short unsigned int h_reclaiming: 1;
-	short unsigned int h_server: 1;
-	short unsigned int h_noresvport: 1;
-	short unsigned int h_inuse: 1;
-	wait_queue_head_t h_gracewait;
-	struct rw_semaphore h_rwsem;
-	u32 h_state;
-	u32 h_nsmstate;
-	u32 h_pidcount;
-	refcount_t h_count;
-	struct mutex h_mutex;
-	long unsigned int h_nextrebind;
-	long unsigned int h_expires;
-	struct list_head h_lockowners;
-	spinlock_t h_lock;
-	struct list_head h_granted;
-	struct list_head h_reclaim;
-	struct nsm_handle *h_nsmhandle;
-	char *h_addrbuf;
-	struct net *net;
-	const struct cred *h_cred;
-	char nodename[65];
-	const struct nlmclnt_operations *h_nlmclnt_ops;
-};
-
-struct nlm_lockowner {
-	struct list_head list;
-	refcount_t count;
-	struct nlm_host *host;
-	fl_owner_t owner;
-	uint32_t pid;
-};
-
-struct nsm_private {
-	unsigned char data[16];
-};
-
-struct nsm_handle {
-	struct list_head sm_link;
-	refcount_t sm_count;
-	char *sm_mon_name;
-	char *sm_name;
-	struct __kernel_sockaddr_storage sm_addr;
-	size_t sm_addrlen;
-	unsigned int sm_monitored: 1;
-	unsigned int sm_sticky: 1;
-	struct nsm_private sm_priv;
-	char sm_addrbuf[51];
-};
-
-struct nfs2_fh {
-	char data[32];
-};
-
-struct nfs3_fh {
-	short unsigned int size;
-	unsigned char data[64];
-};
-
-struct nfs_mount_data {
-	int version;
-	int fd;
-	struct nfs2_fh old_root;
-	int flags;
-	int rsize;
-	int wsize;
-	int timeo;
-	int retrans;
-	int acregmin;
-	int acregmax;
-	int acdirmin;
-	int acdirmax;
-	struct sockaddr_in addr;
-	char hostname[256];
-	int namlen;
-	unsigned int bsize;
-	struct nfs3_fh root;
-	int pseudoflavor;
-	char context[257];
-};
-
-struct nfs_string {
-	unsigned int len;
-	const char *data;
-};
-
-struct nfs4_mount_data {
-	int version;
-	int flags;
-	int rsize;
-	int wsize;
-	int timeo;
-	int retrans;
-	int acregmin;
-	int acregmax;
-	int acdirmin;
-	int acdirmax;
-	struct nfs_string client_addr;
-	struct nfs_string mnt_path;
-	struct nfs_string hostname;
-	unsigned int host_addrlen;
-	struct sockaddr *host_addr;
-	int proto;
-	int auth_flavourlen;
-	int *auth_flavours;
-};
-
-enum {
-	TLS_NO_KEYRING = 0,
-	TLS_NO_PEERID = 0,
-	TLS_NO_CERT = 0,
-	TLS_NO_PRIVKEY = 0,
-};
-
-enum nfs_param {
-	Opt_ac = 0,
-	Opt_acdirmax = 1,
-	Opt_acdirmin = 2,
-	Opt_acl___2 = 3,
-	Opt_acregmax = 4,
-	Opt_acregmin = 5,
-	Opt_actimeo = 6,
-	Opt_addr = 7,
-	Opt_bg = 8,
-	Opt_bsize = 9,
-	Opt_clientaddr = 10,
-	Opt_cto = 11,
-	Opt_alignwrite = 12,
-	Opt_fg = 13,
-	Opt_fscache = 14,
-	Opt_fscache_flag = 15,
-	Opt_hard = 16,
-	Opt_intr = 17,
-	Opt_local_lock = 18,
-	Opt_lock = 19,
-	Opt_lookupcache = 20,
-	Opt_migration = 21,
-	Opt_minorversion = 22,
-	Opt_mountaddr = 23,
-	Opt_mounthost = 24,
-	Opt_mountport = 25,
-	Opt_mountproto = 26,
-	Opt_mountvers = 27,
-	Opt_namelen = 28,
-	Opt_nconnect = 29,
-	Opt_max_connect = 30,
-	Opt_port = 31,
-	Opt_posix = 32,
-	Opt_proto = 33,
-	Opt_rdirplus = 34,
-	Opt_rdma = 35,
-	Opt_resvport = 36,
-	Opt_retrans = 37,
-	Opt_retry = 38,
-	Opt_rsize = 39,
-	Opt_sec = 40,
-	Opt_sharecache = 41,
-	Opt_sloppy = 42,
-	Opt_soft = 43,
-	Opt_softerr = 44,
-	Opt_softreval = 45,
-	Opt_source = 46,
-	Opt_tcp = 47,
-	Opt_timeo = 48,
-	Opt_trunkdiscovery = 49,
-	Opt_udp = 50,
-	Opt_v = 51,
-	Opt_vers = 52,
-	Opt_wsize = 53,
-	Opt_write = 54,
-	Opt_xprtsec = 55,
-};
-
-enum {
-	Opt_local_lock_all = 0,
-	Opt_local_lock_flock = 1,
-	Opt_local_lock_none = 2,
-	Opt_local_lock_posix = 3,
-};
-
-enum {
-	Opt_lookupcache_all = 0,
-	Opt_lookupcache_none = 1,
-	Opt_lookupcache_positive = 2,
-};
-
-enum {
-	Opt_write_lazy = 0,
-	Opt_write_eager = 1,
-	Opt_write_wait = 2,
-};
-
-enum {
-	Opt_vers_2 = 0,
-	Opt_vers_3 = 1,
-	Opt_vers_4 = 2,
-	Opt_vers_4_0 = 3,
-	Opt_vers_4_1 = 4,
-	Opt_vers_4_2 = 5,
-};
-
-enum {
-	Opt_xprt_rdma = 0,
-	Opt_xprt_rdma6 = 1,
-	Opt_xprt_tcp = 2,
-	Opt_xprt_tcp6 = 3,
-	Opt_xprt_udp = 4,
-	Opt_xprt_udp6 = 5,
-	nr__Opt_xprt = 6,
-};
-
-enum {
-	Opt_sec_krb5 = 0,
-	Opt_sec_krb5i = 1,
-	Opt_sec_krb5p = 2,
-	Opt_sec_lkey = 3,
-	Opt_sec_lkeyi = 4,
-	Opt_sec_lkeyp = 5,
-	Opt_sec_none = 6,
-	Opt_sec_spkm = 7,
-	Opt_sec_spkmi = 8,
-	Opt_sec_spkmp = 9,
-	Opt_sec_sys = 10,
-	nr__Opt_sec = 11,
-};
-
-enum {
-	Opt_xprtsec_none = 0,
-	Opt_xprtsec_tls = 1,
-	Opt_xprtsec_mtls = 2,
-	nr__Opt_xprtsec = 3,
-};
-
-struct compat_nfs_string {
-	compat_uint_t len;
-	compat_uptr_t data;
-};
-
-struct compat_nfs4_mount_data_v1 {
-	compat_int_t version;
-	compat_int_t flags;
-	compat_int_t rsize;
-	compat_int_t wsize;
-	compat_int_t timeo;
-	compat_int_t retrans;
-	compat_int_t acregmin;
-	compat_int_t acregmax;
-	compat_int_t acdirmin;
-	compat_int_t acdirmax;
-	struct compat_nfs_string client_addr;
-	struct compat_nfs_string mnt_path;
-	struct compat_nfs_string hostname;
-	compat_uint_t host_addrlen;
-	compat_uptr_t host_addr;
-	compat_int_t proto;
-	compat_int_t auth_flavourlen;
-	compat_uptr_t auth_flavours;
-};
-
-enum nfs3_createmode {
-	NFS3_CREATE_UNCHECKED = 0,
-	NFS3_CREATE_GUARDED = 1,
-	NFS3_CREATE_EXCLUSIVE = 2,
-};
-
-enum nfs3_ftype {
-	NF3NON = 0,
-	NF3REG = 1,
-	NF3DIR = 2,
-	NF3BLK = 3,
-	NF3CHR = 4,
-	NF3LNK = 5,
-	NF3SOCK = 6,
-	NF3FIFO = 7,
-	NF3BAD = 8,
-};
-
-struct nfs3_sattrargs {
-	struct nfs_fh *fh;
-	struct iattr *sattr;
-	unsigned int guard;
-	struct timespec64 guardtime;
-};
-
-struct nfs3_diropargs {
-	struct nfs_fh *fh;
-	const char *name;
-	unsigned int len;
-};
-
-struct nfs3_accessargs {
-	struct nfs_fh *fh;
-	__u32 access;
-};
-
-struct nfs3_createargs {
-	struct nfs_fh *fh;
-	const char *name;
-	unsigned int len;
-	struct iattr *sattr;
-	enum nfs3_createmode createmode;
-	__be32 verifier[2];
-};
-
-struct nfs3_mkdirargs {
-	struct nfs_fh *fh;
-	const char *name;
-	unsigned int len;
-	struct iattr *sattr;
-};
-
-struct nfs3_symlinkargs {
-	struct nfs_fh *fromfh;
-	const char *fromname;
-	unsigned int fromlen;
-	struct page **pages;
-	unsigned int pathlen;
-	struct iattr *sattr;
-};
-
-struct nfs3_mknodargs {
-	struct nfs_fh *fh;
-	const char *name;
-	unsigned int len;
-	enum nfs3_ftype type;
-	struct iattr *sattr;
-	dev_t rdev;
-};
-
-struct nfs3_linkargs {
-	struct nfs_fh *fromfh;
-	struct nfs_fh *tofh;
-	const char *toname;
-	unsigned int tolen;
-};
-
-struct nfs3_readdirargs {
-	struct nfs_fh *fh;
-	__u64 cookie;
-	__be32 verf[2];
-	bool plus;
-	unsigned int count;
-	struct page **pages;
-};
-
-struct nfs3_diropres {
-	struct nfs_fattr *dir_attr;
-	struct nfs_fh *fh;
-	struct nfs_fattr *fattr;
-};
-
-struct nfs3_accessres {
-	struct nfs_fattr *fattr;
-	__u32 access;
-};
-
-struct nfs3_readlinkargs {
-	struct nfs_fh *fh;
-	unsigned int pgbase;
-	unsigned int pglen;
-	struct page **pages;
-};
-
-struct nfs3_linkres {
-	struct nfs_fattr *dir_attr;
-	struct nfs_fattr *fattr;
-};
-
-struct nfs3_readdirres {
-	struct nfs_fattr *dir_attr;
-	__be32 *verf;
-	bool plus;
-};
-
-struct nfs3_createdata {
-	struct rpc_message msg;
-	union {
-		struct nfs3_createargs create;
-		struct nfs3_mkdirargs mkdir;
-		struct nfs3_symlinkargs symlink;
-		struct nfs3_mknodargs mknod;
-	} arg;
-	struct nfs3_diropres res;
-	struct nfs_fh fh;
-	struct nfs_fattr fattr;
-	struct nfs_fattr dir_attr;
-};
-
-struct nfs3_getaclargs {
-	struct nfs_fh *fh;
-	int mask;
-	struct page **pages;
-};
-
-struct nfs3_setaclargs {
-	struct inode *inode;
-	int mask;
-	struct posix_acl *acl_access;
-	struct posix_acl *acl_default;
-	size_t len;
-	unsigned int npages;
-	struct page **pages;
-};
-
-struct nfs3_getaclres {
-	struct nfs_fattr *fattr;
-	int mask;
-	unsigned int acl_access_count;
-	unsigned int acl_default_count;
-	struct posix_acl *acl_access;
-	struct posix_acl *acl_default;
-};
-
-struct rpc_add_xprt_test {
-	void (*add_xprt_test)(struct rpc_clnt *, struct rpc_xprt *, void *);
-	void *data;
-};
-
-enum nfs_ftype4 {
-	NF4BAD = 0,
-	NF4REG = 1,
-	NF4DIR = 2,
-	NF4BLK = 3,
-	NF4CHR = 4,
-	NF4LNK = 5,
-	NF4SOCK = 6,
-	NF4FIFO = 7,
-	NF4ATTRDIR = 8,
-	NF4NAMEDATTR = 9,
-};
-
-enum open_claim_type4 {
-	NFS4_OPEN_CLAIM_NULL = 0,
-	NFS4_OPEN_CLAIM_PREVIOUS = 1,
-	NFS4_OPEN_CLAIM_DELEGATE_CUR = 2,
-	NFS4_OPEN_CLAIM_DELEGATE_PREV = 3,
-	NFS4_OPEN_CLAIM_FH = 4,
-	NFS4_OPEN_CLAIM_DELEG_CUR_FH = 5,
-	NFS4_OPEN_CLAIM_DELEG_PREV_FH = 6,
-};
-
-enum createmode4 {
-	NFS4_CREATE_UNCHECKED = 0,
-	NFS4_CREATE_GUARDED = 1,
-	NFS4_CREATE_EXCLUSIVE = 2,
-	NFS4_CREATE_EXCLUSIVE4_1 = 3,
-};
-
-enum open_delegation_type4 {
-	NFS4_OPEN_DELEGATE_NONE = 0,
-	NFS4_OPEN_DELEGATE_READ = 1,
-	NFS4_OPEN_DELEGATE_WRITE = 2,
-	NFS4_OPEN_DELEGATE_NONE_EXT = 3,
-	NFS4_OPEN_DELEGATE_READ_ATTRS_DELEG = 4,
-	NFS4_OPEN_DELEGATE_WRITE_ATTRS_DELEG = 5,
-};
-
-enum {
-	FATTR4_SUPPORTED_ATTRS = 0,
-	FATTR4_TYPE = 1,
-	FATTR4_FH_EXPIRE_TYPE = 2,
-	FATTR4_CHANGE = 3,
-	FATTR4_SIZE = 4,
-	FATTR4_LINK_SUPPORT = 5,
-	FATTR4_SYMLINK_SUPPORT = 6,
-	FATTR4_NAMED_ATTR = 7,
-	FATTR4_FSID = 8,
-	FATTR4_UNIQUE_HANDLES = 9,
-	FATTR4_LEASE_TIME = 10,
-	FATTR4_RDATTR_ERROR = 11,
-	FATTR4_ACL = 12,
-	FATTR4_ACLSUPPORT = 13,
-	FATTR4_ARCHIVE = 14,
-	FATTR4_CANSETTIME = 15,
-	FATTR4_CASE_INSENSITIVE = 16,
-	FATTR4_CASE_PRESERVING = 17,
-	FATTR4_CHOWN_RESTRICTED = 18,
-	FATTR4_FILEHANDLE = 19,
-	FATTR4_FILEID = 20,
-	FATTR4_FILES_AVAIL = 21,
-	FATTR4_FILES_FREE = 22,
-	FATTR4_FILES_TOTAL = 23,
-	FATTR4_FS_LOCATIONS = 24,
-	FATTR4_HIDDEN = 25,
-	FATTR4_HOMOGENEOUS = 26,
-	FATTR4_MAXFILESIZE = 27,
-	FATTR4_MAXLINK = 28,
-	FATTR4_MAXNAME = 29,
-	FATTR4_MAXREAD = 30,
-	FATTR4_MAXWRITE = 31,
-	FATTR4_MIMETYPE = 32,
-	FATTR4_MODE = 33,
-	FATTR4_NO_TRUNC = 34,
-	FATTR4_NUMLINKS = 35,
-	FATTR4_OWNER = 36,
-	FATTR4_OWNER_GROUP = 37,
-	FATTR4_QUOTA_AVAIL_HARD = 38,
-	FATTR4_QUOTA_AVAIL_SOFT = 39,
-	FATTR4_QUOTA_USED = 40,
-	FATTR4_RAWDEV = 41,
-	FATTR4_SPACE_AVAIL = 42,
-	FATTR4_SPACE_FREE = 43,
-	FATTR4_SPACE_TOTAL = 44,
-	FATTR4_SPACE_USED = 45,
-	FATTR4_SYSTEM = 46,
-	FATTR4_TIME_ACCESS = 47,
-	FATTR4_TIME_ACCESS_SET = 48,
-	FATTR4_TIME_BACKUP = 49,
-	FATTR4_TIME_CREATE = 50,
-	FATTR4_TIME_DELTA = 51,
-	FATTR4_TIME_METADATA = 52,
-	FATTR4_TIME_MODIFY = 53,
-	FATTR4_TIME_MODIFY_SET = 54,
-	FATTR4_MOUNTED_ON_FILEID = 55,
-};
-
-enum {
-	FATTR4_DIR_NOTIF_DELAY = 56,
-	FATTR4_DIRENT_NOTIF_DELAY = 57,
-	FATTR4_DACL = 58,
-	FATTR4_SACL = 59,
-	FATTR4_CHANGE_POLICY = 60,
-	FATTR4_FS_STATUS = 61,
-	FATTR4_FS_LAYOUT_TYPES = 62,
-	FATTR4_LAYOUT_HINT = 63,
-	FATTR4_LAYOUT_TYPES = 64,
-	FATTR4_LAYOUT_BLKSIZE = 65,
-	FATTR4_LAYOUT_ALIGNMENT = 66,
-	FATTR4_FS_LOCATIONS_INFO = 67,
-	FATTR4_MDSTHRESHOLD = 68,
-	FATTR4_RETENTION_GET = 69,
-	FATTR4_RETENTION_SET = 70,
-	FATTR4_RETENTEVT_GET = 71,
-	FATTR4_RETENTEVT_SET = 72,
-	FATTR4_RETENTION_HOLD = 73,
-	FATTR4_MODE_SET_MASKED = 74,
-	FATTR4_SUPPATTR_EXCLCREAT = 75,
-	FATTR4_FS_CHARSET_CAP = 76,
-};
-
-enum {
-	FATTR4_CLONE_BLKSIZE = 77,
-	FATTR4_SPACE_FREED = 78,
-	FATTR4_CHANGE_ATTR_TYPE = 79,
-	FATTR4_SEC_LABEL = 80,
-};
-
-enum {
-	FATTR4_XATTR_SUPPORT = 82,
-};
-
-enum {
-	FATTR4_TIME_DELEG_ACCESS = 84,
-	FATTR4_TIME_DELEG_MODIFY = 85,
-	FATTR4_OPEN_ARGUMENTS = 86,
-};
-
-enum {
-	NFSPROC4_CLNT_NULL = 0,
-	NFSPROC4_CLNT_READ = 1,
-	NFSPROC4_CLNT_WRITE = 2,
-	NFSPROC4_CLNT_COMMIT = 3,
-	NFSPROC4_CLNT_OPEN = 4,
-	NFSPROC4_CLNT_OPEN_CONFIRM = 5,
-	NFSPROC4_CLNT_OPEN_NOATTR = 6,
-	NFSPROC4_CLNT_OPEN_DOWNGRADE = 7,
-	NFSPROC4_CLNT_CLOSE = 8,
-	NFSPROC4_CLNT_SETATTR = 9,
-	NFSPROC4_CLNT_FSINFO = 10,
-	NFSPROC4_CLNT_RENEW = 11,
-	NFSPROC4_CLNT_SETCLIENTID = 12,
-	NFSPROC4_CLNT_SETCLIENTID_CONFIRM = 13,
-	NFSPROC4_CLNT_LOCK = 14,
-	NFSPROC4_CLNT_LOCKT = 15,
-	NFSPROC4_CLNT_LOCKU = 16,
-	NFSPROC4_CLNT_ACCESS = 17,
-	NFSPROC4_CLNT_GETATTR = 18,
-	NFSPROC4_CLNT_LOOKUP = 19,
-	NFSPROC4_CLNT_LOOKUP_ROOT = 20,
-	NFSPROC4_CLNT_REMOVE = 21,
-	NFSPROC4_CLNT_RENAME = 22,
-	NFSPROC4_CLNT_LINK = 23,
-	NFSPROC4_CLNT_SYMLINK = 24,
-	NFSPROC4_CLNT_CREATE = 25,
-	NFSPROC4_CLNT_PATHCONF = 26,
-	NFSPROC4_CLNT_STATFS = 27,
-	NFSPROC4_CLNT_READLINK = 28,
-	NFSPROC4_CLNT_READDIR = 29,
-	NFSPROC4_CLNT_SERVER_CAPS = 30,
-	NFSPROC4_CLNT_DELEGRETURN = 31,
-	NFSPROC4_CLNT_GETACL = 32,
-	NFSPROC4_CLNT_SETACL = 33,
-	NFSPROC4_CLNT_FS_LOCATIONS = 34,
-	NFSPROC4_CLNT_RELEASE_LOCKOWNER = 35,
-	NFSPROC4_CLNT_SECINFO = 36,
-	NFSPROC4_CLNT_FSID_PRESENT = 37,
-	NFSPROC4_CLNT_EXCHANGE_ID = 38,
-	NFSPROC4_CLNT_CREATE_SESSION = 39,
-	NFSPROC4_CLNT_DESTROY_SESSION = 40,
-	NFSPROC4_CLNT_SEQUENCE = 41,
-	NFSPROC4_CLNT_GET_LEASE_TIME = 42,
-	NFSPROC4_CLNT_RECLAIM_COMPLETE = 43,
-	NFSPROC4_CLNT_LAYOUTGET = 44,
-	NFSPROC4_CLNT_GETDEVICEINFO = 45,
-	NFSPROC4_CLNT_LAYOUTCOMMIT = 46,
-	NFSPROC4_CLNT_LAYOUTRETURN = 47,
-	NFSPROC4_CLNT_SECINFO_NO_NAME = 48,
-	NFSPROC4_CLNT_TEST_STATEID = 49,
-	NFSPROC4_CLNT_FREE_STATEID = 50,
-	NFSPROC4_CLNT_GETDEVICELIST = 51,
-	NFSPROC4_CLNT_BIND_CONN_TO_SESSION = 52,
-	NFSPROC4_CLNT_DESTROY_CLIENTID = 53,
-	NFSPROC4_CLNT_SEEK = 54,
-	NFSPROC4_CLNT_ALLOCATE = 55,
-	NFSPROC4_CLNT_DEALLOCATE = 56,
-	NFSPROC4_CLNT_LAYOUTSTATS = 57,
-	NFSPROC4_CLNT_CLONE = 58,
-	NFSPROC4_CLNT_COPY = 59,
-	NFSPROC4_CLNT_OFFLOAD_CANCEL = 60,
-	NFSPROC4_CLNT_LOOKUPP = 61,
-	NFSPROC4_CLNT_LAYOUTERROR = 62,
-	NFSPROC4_CLNT_COPY_NOTIFY = 63,
-	NFSPROC4_CLNT_GETXATTR = 64,
-	NFSPROC4_CLNT_SETXATTR = 65,
-	NFSPROC4_CLNT_LISTXATTRS = 66,
-	NFSPROC4_CLNT_REMOVEXATTR = 67,
-	NFSPROC4_CLNT_READ_PLUS = 68,
-};
-
-struct nfs4_get_lease_time_args {
-	struct nfs4_sequence_args la_seq_args;
-};
-
-struct nfs4_get_lease_time_res {
-	struct nfs4_sequence_res lr_seq_res;
-	struct nfs_fsinfo *lr_fsinfo;
-};
-
-struct nfs4_xdr_opaque_data;
-
-struct nfs4_xdr_opaque_ops {
-	void (*encode)(struct xdr_stream *, const void *, const struct nfs4_xdr_opaque_data *);
-	void (*free)(struct nfs4_xdr_opaque_data *);
-};
-
-struct nfs4_xdr_opaque_data {
-	const struct nfs4_xdr_opaque_ops *ops;
-	void *data;
-};
-
-struct nfs4_layoutdriver_data {
-	struct page **pages;
-	__u32 pglen;
-	__u32 len;
-};
-
-struct nfs4_layoutget_args {
-	struct nfs4_sequence_args seq_args;
-	__u32 type;
-	struct pnfs_layout_range range;
-	__u64 minlength;
-	__u32 maxcount;
-	struct inode *inode;
-	struct nfs_open_context *ctx;
-	nfs4_stateid stateid;
-	struct nfs4_layoutdriver_data layout;
-};
-
-struct nfs4_layoutget_res {
-	struct nfs4_sequence_res seq_res;
-	int status;
-	__u32 return_on_close;
-	struct pnfs_layout_range range;
-	__u32 type;
-	nfs4_stateid stateid;
-	struct nfs4_layoutdriver_data *layoutp;
-};
-
-struct nfs4_layoutget {
-	struct nfs4_layoutget_args args;
-	struct nfs4_layoutget_res res;
-	const struct cred *cred;
-	struct pnfs_layout_hdr *lo;
-	gfp_t gfp_flags;
-};
-
-struct nfs4_layoutreturn_args {
-	struct nfs4_sequence_args seq_args;
-	struct pnfs_layout_hdr *layout;
-	struct inode *inode;
-	struct pnfs_layout_range range;
-	nfs4_stateid stateid;
-	__u32 layout_type;
-	struct nfs4_xdr_opaque_data *ld_private;
-};
-
-struct nfs4_layoutreturn_res {
-	struct nfs4_sequence_res seq_res;
-	u32 lrs_present;
-	nfs4_stateid stateid;
-};
-
-struct stateowner_id {
-	__u64 create_time;
-	__u64 uniquifier;
-};
-
-struct nfs4_open_delegation {
-	__u32 open_delegation_type;
-	union {
-		struct {
-			fmode_t type;
-			__u32 do_recall;
-			nfs4_stateid stateid;
-			long unsigned int pagemod_limit;
-		};
-		struct {
-			__u32 why_no_delegation;
-			__u32 will_notify;
-		};
-	};
-};
-
-struct nfs_openargs {
-	struct nfs4_sequence_args seq_args;
-	const struct nfs_fh *fh;
-	struct nfs_seqid *seqid;
-	int open_flags;
-	fmode_t fmode;
-	u32 share_access;
-	u32 access;
-	__u64 clientid;
-	struct stateowner_id id;
-	union {
-		struct {
-			struct iattr *attrs;
-			nfs4_verifier verifier;
-		};
-		nfs4_stateid delegation;
-		__u32 delegation_type;
-	} u;
-	const struct qstr *name;
-	const struct nfs_server *server;
-	const u32 *bitmask;
-	const u32 *open_bitmap;
-	enum open_claim_type4 claim;
-	enum createmode4 createmode;
-	const struct nfs4_label *label;
-	umode_t umask;
-	struct nfs4_layoutget_args *lg_args;
-};
-
-struct nfs_openres {
-	struct nfs4_sequence_res seq_res;
-	nfs4_stateid stateid;
-	struct nfs_fh fh;
-	struct nfs4_change_info cinfo;
-	__u32 rflags;
-	struct nfs_fattr *f_attr;
-	struct nfs_seqid *seqid;
-	const struct nfs_server *server;
-	__u32 attrset[3];
-	struct nfs4_string *owner;
-	struct nfs4_string *group_owner;
-	struct nfs4_open_delegation delegation;
-	__u32 access_request;
-	__u32 access_supported;
-	__u32 access_result;
-	struct nfs4_layoutget_res *lg_res;
-};
-
-struct nfs_open_confirmargs {
-	struct nfs4_sequence_args seq_args;
-	const struct nfs_fh *fh;
-	nfs4_stateid *stateid;
-	struct nfs_seqid *seqid;
-};
-
-struct nfs_open_confirmres {
-	struct nfs4_sequence_res seq_res;
-	nfs4_stateid stateid;
-	struct nfs_seqid *seqid;
-};
-
-struct nfs_closeargs {
-	struct nfs4_sequence_args seq_args;
-	struct nfs_fh *fh;
-	nfs4_stateid stateid;
-	struct nfs_seqid *seqid;
-	fmode_t fmode;
-	u32 share_access;
-	const u32 *bitmask;
-	u32 bitmask_store[3];
-	struct nfs4_layoutreturn_args *lr_args;
-};
-
-struct nfs_closeres {
-	struct nfs4_sequence_res seq_res;
-	nfs4_stateid stateid;
-	struct nfs_fattr *fattr;
-	struct nfs_seqid *seqid;
-	const struct nfs_server *server;
-	struct nfs4_layoutreturn_res *lr_res;
-	int lr_ret;
-};
-
-struct nfs_lowner {
-	__u64 clientid;
-	__u64 id;
-	dev_t s_dev;
-};
-
-struct nfs_lock_args {
-	struct nfs4_sequence_args seq_args;
-	struct nfs_fh *fh;
-	struct file_lock *fl;
-	struct nfs_seqid *lock_seqid;
-	nfs4_stateid lock_stateid;
-	struct nfs_seqid *open_seqid;
-	nfs4_stateid open_stateid;
-	struct nfs_lowner lock_owner;
-	unsigned char block: 1;
-	unsigned char reclaim: 1;
-	unsigned char new_lock_owner: 1;
-};
-
-struct nfs_lock_res {
-	struct nfs4_sequence_res seq_res;
-	nfs4_stateid stateid;
-	struct nfs_seqid *lock_seqid;
-	struct nfs_seqid *open_seqid;
-};
-
-struct nfs_locku_args {
-	struct nfs4_sequence_args seq_args;
-	struct nfs_fh *fh;
-	struct file_lock *fl;
-	struct nfs_seqid *seqid;
-	nfs4_stateid stateid;
-};
-
-struct nfs_locku_res {
-	struct nfs4_sequence_res seq_res;
-	nfs4_stateid stateid;
-	struct nfs_seqid *seqid;
-};
-
-struct nfs_lockt_args {
-	struct nfs4_sequence_args seq_args;
-	struct nfs_fh *fh;
-	struct file_lock *fl;
-	struct nfs_lowner lock_owner;
-};
-
-struct nfs_lockt_res {
-	struct nfs4_sequence_res seq_res;
-	struct file_lock *denied;
-};
-
-struct nfs_release_lockowner_args {
-	struct nfs4_sequence_args seq_args;
-	struct nfs_lowner lock_owner;
-};
-
-struct nfs_release_lockowner_res {
-	struct nfs4_sequence_res seq_res;
-};
-
-struct nfs4_delegattr {
-	struct timespec64 atime;
-	struct timespec64 mtime;
-	bool atime_set;
-	bool mtime_set;
-};
-
-struct nfs4_delegreturnargs {
-	struct nfs4_sequence_args seq_args;
-	const struct nfs_fh *fhandle;
-	const nfs4_stateid *stateid;
-	const u32 *bitmask;
-	u32 bitmask_store[3];
-	struct nfs4_layoutreturn_args *lr_args;
-	struct nfs4_delegattr *sattr_args;
-};
-
-struct nfs4_delegreturnres {
-	struct nfs4_sequence_res seq_res;
-	struct nfs_fattr *fattr;
-	struct nfs_server *server;
-	struct nfs4_layoutreturn_res *lr_res;
-	int lr_ret;
-	bool sattr_res;
-	int sattr_ret;
-};
-
-struct nfs_setattrargs {
-	struct nfs4_sequence_args seq_args;
-	struct nfs_fh *fh;
-	nfs4_stateid stateid;
-	struct iattr *iap;
-	const struct nfs_server *server;
-	const u32 *bitmask;
-	const struct nfs4_label *label;
-};
-
-enum nfs4_acl_type {
-	NFS4ACL_NONE = 0,
-	NFS4ACL_ACL = 1,
-	NFS4ACL_DACL = 2,
-	NFS4ACL_SACL = 3,
-};
-
-struct nfs_setaclargs {
-	struct nfs4_sequence_args seq_args;
-	struct nfs_fh *fh;
-	enum nfs4_acl_type acl_type;
-	size_t acl_len;
-	struct page **acl_pages;
-};
-
-struct nfs_setaclres {
-	struct nfs4_sequence_res seq_res;
-};
-
-struct nfs_getaclargs {
-	struct nfs4_sequence_args seq_args;
-	struct nfs_fh *fh;
-	enum nfs4_acl_type acl_type;
-	size_t acl_len;
-	struct page **acl_pages;
-};
-
-struct nfs_getaclres {
-	struct nfs4_sequence_res seq_res;
-	enum nfs4_acl_type acl_type;
-	size_t acl_len;
-	size_t acl_data_offset;
-	int acl_flags;
-	struct page *acl_scratch;
-};
-
-struct nfs_setattrres {
-	struct nfs4_sequence_res seq_res;
-	struct nfs_fattr *fattr;
-	const struct nfs_server *server;
-};
-
-typedef u64 clientid4;
-
-struct nfs4_accessargs {
-	struct nfs4_sequence_args seq_args;
-	const struct nfs_fh *fh;
-	const u32 *bitmask;
-	u32 access;
-};
-
-struct nfs4_accessres {
-	struct nfs4_sequence_res seq_res;
-	const struct nfs_server *server;
-	struct nfs_fattr *fattr;
-	u32 supported;
-	u32 access;
-};
-
-struct nfs4_create_arg {
-	struct nfs4_sequence_args seq_args;
-	u32 ftype;
-	union {
-		struct {
-			struct page **pages;
-			unsigned int len;
-		} symlink;
-		struct {
-			u32 specdata1;
-			u32 specdata2;
-		} device;
-	} u;
-	const struct qstr *name;
-	const struct nfs_server *server;
-	const struct iattr *attrs;
-	const struct nfs_fh *dir_fh;
-	const u32 *bitmask;
-	const struct nfs4_label *label;
-	umode_t umask;
-};
-
-struct nfs4_create_res {
-	struct nfs4_sequence_res seq_res;
-	const struct nfs_server *server;
-	struct nfs_fh *fh;
-	struct nfs_fattr *fattr;
-	struct nfs4_change_info dir_cinfo;
-};
-
-struct nfs4_fsinfo_arg {
-	struct nfs4_sequence_args seq_args;
-	const struct nfs_fh *fh;
-	const u32 *bitmask;
-};
-
-struct nfs4_fsinfo_res {
-	struct nfs4_sequence_res seq_res;
-	struct nfs_fsinfo *fsinfo;
-};
-
-struct nfs4_getattr_arg {
-	struct nfs4_sequence_args seq_args;
-	const struct nfs_fh *fh;
-	const u32 *bitmask;
-};
-
-struct nfs4_getattr_res {
-	struct nfs4_sequence_res seq_res;
-	const struct nfs_server *server;
-	struct nfs_fattr *fattr;
-};
-
-struct nfs4_link_arg {
-	struct nfs4_sequence_args seq_args;
-	const struct nfs_fh *fh;
-	const struct nfs_fh *dir_fh;
-	const struct qstr *name;
-	const u32 *bitmask;
-};
-
-struct nfs4_link_res {
-	struct nfs4_sequence_res seq_res;
-	const struct nfs_server *server;
-	struct nfs_fattr *fattr;
-	struct nfs4_change_info cinfo;
-	struct nfs_fattr *dir_attr;
-};
-
-struct nfs4_lookup_arg {
-	struct nfs4_sequence_args seq_args;
-	const struct nfs_fh *dir_fh;
-	const struct qstr *name;
-	const u32 *bitmask;
-};
-
-struct nfs4_lookup_res {
-	struct nfs4_sequence_res seq_res;
-	const struct nfs_server *server;
-	struct nfs_fattr *fattr;
-	struct nfs_fh *fh;
-};
-
-struct nfs4_lookupp_arg {
-	struct nfs4_sequence_args seq_args;
-	const struct nfs_fh *fh;
-	const u32 *bitmask;
-};
-
-struct nfs4_lookupp_res {
-	struct nfs4_sequence_res seq_res;
-	const struct nfs_server *server;
-	struct nfs_fattr *fattr;
-	struct nfs_fh *fh;
-};
-
-struct nfs4_lookup_root_arg {
-	struct nfs4_sequence_args seq_args;
-	const u32 *bitmask;
-};
-
-struct nfs4_pathconf_arg {
-	struct nfs4_sequence_args seq_args;
-	const struct nfs_fh *fh;
-	const u32 *bitmask;
-};
-
-struct nfs4_pathconf_res {
-	struct nfs4_sequence_res seq_res;
-	struct nfs_pathconf *pathconf;
-};
-
-struct nfs4_readdir_arg {
-	struct nfs4_sequence_args seq_args;
-	const struct nfs_fh *fh;
-	u64 cookie;
-	nfs4_verifier verifier;
-	u32 count;
-	struct page **pages;
-	unsigned int pgbase;
-	const u32 *bitmask;
-	bool plus;
-};
-
-struct nfs4_readdir_res {
-	struct nfs4_sequence_res seq_res;
-	nfs4_verifier verifier;
-	unsigned int pgbase;
-};
-
-struct nfs4_readlink {
-	struct nfs4_sequence_args seq_args;
-	const struct nfs_fh *fh;
-	unsigned int pgbase;
-	unsigned int pglen;
-	struct page **pages;
-};
-
-struct nfs4_readlink_res {
-	struct nfs4_sequence_res seq_res;
-};
-
-struct nfs4_setclientid {
-	const nfs4_verifier *sc_verifier;
-	u32 sc_prog;
-	unsigned int sc_netid_len;
-	char sc_netid[6];
-	unsigned int sc_uaddr_len;
-	char sc_uaddr[58];
-	struct nfs_client *sc_clnt;
-	struct rpc_cred *sc_cred;
-};
-
-struct nfs4_setclientid_res {
-	u64 clientid;
-	nfs4_verifier confirm;
-};
-
-struct nfs4_statfs_arg {
-	struct nfs4_sequence_args seq_args;
-	const struct nfs_fh *fh;
-	const u32 *bitmask;
-};
-
-struct nfs4_statfs_res {
-	struct nfs4_sequence_res seq_res;
-	struct nfs_fsstat *fsstat;
-};
-
-struct nfs4_open_caps {
-	u32 oa_share_access[1];
-	u32 oa_share_deny[1];
-	u32 oa_share_access_want[1];
-	u32 oa_open_claim[1];
-	u32 oa_createmode[1];
-};
-
-struct nfs4_server_caps_arg {
-	struct nfs4_sequence_args seq_args;
-	struct nfs_fh *fhandle;
-	const u32 *bitmask;
-};
-
-struct nfs4_server_caps_res {
-	struct nfs4_sequence_res seq_res;
-	u32 attr_bitmask[3];
-	u32 exclcreat_bitmask[3];
-	u32 acl_bitmask;
-	u32 has_links;
-	u32 has_symlinks;
-	u32 fh_expire_type;
-	u32 case_insensitive;
-	u32 case_preserving;
-	struct nfs4_open_caps open_caps;
-};
-
-struct nfs4_fs_locations_arg {
-	struct nfs4_sequence_args seq_args;
-	const struct nfs_fh *dir_fh;
-	const struct nfs_fh *fh;
-	const struct qstr *name;
-	struct page *page;
-	const u32 *bitmask;
-	clientid4 clientid;
-	unsigned char migration: 1;
-	unsigned char renew: 1;
-};
-
-struct nfs4_fs_locations_res {
-	struct nfs4_sequence_res seq_res;
-	struct nfs4_fs_locations *fs_locations;
-	unsigned char migration: 1;
-	unsigned char renew: 1;
-};
-
-struct nfs4_secinfo4 {
-	u32 flavor;
-	struct rpcsec_gss_info flavor_info;
-};
-
-struct nfs4_secinfo_flavors {
-	unsigned int num_flavors;
-	struct nfs4_secinfo4 flavors[0];
-};
-
-struct nfs4_secinfo_arg {
-	struct nfs4_sequence_args seq_args;
-	const struct nfs_fh *dir_fh;
-	const struct qstr *name;
-};
-
-struct nfs4_secinfo_res {
-	struct nfs4_sequence_res seq_res;
-	struct nfs4_secinfo_flavors *flavors;
-};
-
-struct nfs4_fsid_present_arg {
-	struct nfs4_sequence_args seq_args;
-	const struct nfs_fh *fh;
-	clientid4 clientid;
-	unsigned char renew: 1;
-};
-
-struct nfs4_fsid_present_res {
-	struct nfs4_sequence_res seq_res;
-	struct nfs_fh *fh;
-	unsigned char renew: 1;
-};
-
-struct nfs4_cached_acl {
-	enum nfs4_acl_type type;
-	int cached;
-	size_t len;
-	char data[0];
-};
-
-enum nfs4_client_state {
-	NFS4CLNT_MANAGER_RUNNING = 0,
-	NFS4CLNT_CHECK_LEASE = 1,
-	NFS4CLNT_LEASE_EXPIRED = 2,
-	NFS4CLNT_RECLAIM_REBOOT = 3,
-	NFS4CLNT_RECLAIM_NOGRACE = 4,
-	NFS4CLNT_DELEGRETURN = 5,
-	NFS4CLNT_SESSION_RESET = 6,
-	NFS4CLNT_LEASE_CONFIRM = 7,
-	NFS4CLNT_SERVER_SCOPE_MISMATCH = 8,
-	NFS4CLNT_PURGE_STATE = 9,
-	NFS4CLNT_BIND_CONN_TO_SESSION = 10,
-	NFS4CLNT_MOVED = 11,
-	NFS4CLNT_LEASE_MOVED = 12,
-	NFS4CLNT_DELEGATION_EXPIRED = 13,
-	NFS4CLNT_RUN_MANAGER = 14,
-	NFS4CLNT_MANAGER_AVAILABLE = 15,
-	NFS4CLNT_RECALL_RUNNING = 16,
-	NFS4CLNT_RECALL_ANY_LAYOUT_READ = 17,
-	NFS4CLNT_RECALL_ANY_LAYOUT_RW = 18,
-	NFS4CLNT_DELEGRETURN_DELAYED = 19,
-};
-
-enum {
-	NFS_OWNER_RECLAIM_REBOOT = 0,
-	NFS_OWNER_RECLAIM_NOGRACE = 1,
-};
-
-enum {
-	LK_STATE_IN_USE = 0,
-	NFS_DELEGATED_STATE = 1,
-	NFS_OPEN_STATE = 2,
-	NFS_O_RDONLY_STATE = 3,
-	NFS_O_WRONLY_STATE = 4,
-	NFS_O_RDWR_STATE = 5,
-	NFS_STATE_RECLAIM_REBOOT = 6,
-	NFS_STATE_RECLAIM_NOGRACE = 7,
-	NFS_STATE_POSIX_LOCKS = 8,
-	NFS_STATE_RECOVERY_FAILED = 9,
-	NFS_STATE_MAY_NOTIFY_LOCK = 10,
-	NFS_STATE_CHANGE_WAIT = 11,
-	NFS_CLNT_DST_SSC_COPY_STATE = 12,
-	NFS_CLNT_SRC_SSC_COPY_STATE = 13,
-	NFS_SRV_SSC_COPY_STATE = 14,
-};
-
-struct nfs4_exception {
-	struct nfs4_state *state;
-	struct inode *inode;
-	nfs4_stateid *stateid;
-	long int timeout;
-	short unsigned int retrans;
-	unsigned char task_is_privileged: 1;
-	unsigned char delay: 1;
-	unsigned char recovering: 1;
-	unsigned char retry: 1;
-	bool interruptible;
-};
-
-struct nfs4_opendata {
-	struct kref kref;
-	struct nfs_openargs o_arg;
-	struct nfs_openres o_res;
-	struct nfs_open_confirmargs c_arg;
-	struct nfs_open_confirmres c_res;
-	struct nfs4_string owner_name;
-	struct nfs4_string group_name;
-	struct nfs4_label *a_label;
-	struct nfs_fattr f_attr;
-	struct dentry *dir;
-	struct dentry *dentry;
-	struct nfs4_state_owner *owner;
-	struct nfs4_state *state;
-	struct iattr attrs;
-	struct nfs4_layoutget *lgp;
-	long unsigned int timestamp;
-	bool rpc_done;
-	bool file_created;
-	bool is_recover;
-	bool cancelled;
-	int rpc_status;
-};
-
-struct nfs4_add_xprt_data {
-	struct nfs_client *clp;
-	const struct cred *cred;
-};
-
-enum {
-	NFS_DELEGATION_NEED_RECLAIM = 0,
-	NFS_DELEGATION_RETURN = 1,
-	NFS_DELEGATION_RETURN_IF_CLOSED = 2,
-	NFS_DELEGATION_REFERENCED = 3,
-	NFS_DELEGATION_RETURNING = 4,
-	NFS_DELEGATION_REVOKED = 5,
-	NFS_DELEGATION_TEST_EXPIRED = 6,
-	NFS_DELEGATION_INODE_FREEING = 7,
-	NFS_DELEGATION_RETURN_DELAYED = 8,
-	NFS_DELEGATION_DELEGTIME = 9,
-};
-
-enum nfs4_slot_tbl_state {
-	NFS4_SLOT_TBL_DRAINING = 0,
-};
-
-struct nfs4_call_sync_data {
-	const struct nfs_server *seq_server;
-	struct nfs4_sequence_args *seq_args;
-	struct nfs4_sequence_res *seq_res;
-};
-
-struct nfs4_open_createattrs {
-	struct nfs4_label *label;
-	struct iattr *sattr;
-	const __u32 verf[2];
-};
-
-struct nfs4_closedata {
-	struct inode *inode;
-	struct nfs4_state *state;
-	struct nfs_closeargs arg;
-	struct nfs_closeres res;
-	struct {
-		struct nfs4_layoutreturn_args arg;
-		struct nfs4_layoutreturn_res res;
-		struct nfs4_xdr_opaque_data ld_private;
-		u32 roc_barrier;
-		bool roc;
-	} lr;
-	struct nfs_fattr fattr;
-	long unsigned int timestamp;
-	short unsigned int retrans;
-};
-
-struct nfs4_createdata {
-	struct rpc_message msg;
-	struct nfs4_create_arg arg;
-	struct nfs4_create_res res;
-	struct nfs_fh fh;
-	struct nfs_fattr fattr;
-};
-
-struct nfs4_renewdata {
-	struct nfs_client *client;
-	long unsigned int timestamp;
-};
-
-struct nfs4_delegreturndata {
-	struct nfs4_delegreturnargs args;
-	struct nfs4_delegreturnres res;
-	struct nfs_fh fh;
-	nfs4_stateid stateid;
-	long unsigned int timestamp;
-	short unsigned int retrans;
-	struct {
-		struct nfs4_layoutreturn_args arg;
-		struct nfs4_layoutreturn_res res;
-		struct nfs4_xdr_opaque_data ld_private;
-		u32 roc_barrier;
-		bool roc;
-	} lr;
-	struct nfs4_delegattr sattr;
-	struct nfs_fattr fattr;
-	int rpc_status;
-	struct inode *inode;
-};
-
-struct nfs4_unlockdata {
-	struct nfs_locku_args arg;
-	struct nfs_locku_res res;
-	struct nfs4_lock_state *lsp;
-	struct nfs_open_context *ctx;
-	struct nfs_lock_context *l_ctx;
-	struct file_lock fl;
-	struct nfs_server *server;
-	long unsigned int timestamp;
-	short unsigned int retrans;
-};
-
-struct nfs4_lockdata {
-	struct nfs_lock_args arg;
-	struct nfs_lock_res res;
-	struct nfs4_lock_state *lsp;
-	struct nfs_open_context *ctx;
-	struct file_lock fl;
-	long unsigned int timestamp;
-	int rpc_status;
-	int cancelled;
-	struct nfs_server *server;
-};
-
-struct nfs_release_lockowner_data {
-	struct nfs4_lock_state *lsp;
-	struct nfs_server *server;
-	struct nfs_release_lockowner_args args;
-	struct nfs_release_lockowner_res res;
-	long unsigned int timestamp;
-};
-
-struct nfs4_get_lease_time_data {
-	struct nfs4_get_lease_time_args *args;
-	struct nfs4_get_lease_time_res *res;
-	struct nfs_client *clp;
-};
-
-enum opentype4 {
-	NFS4_OPEN_NOCREATE = 0,
-	NFS4_OPEN_CREATE = 1,
-};
-
-enum limit_by4 {
-	NFS4_LIMIT_SIZE = 1,
-	NFS4_LIMIT_BLOCKS = 2,
-};
-
-enum why_no_delegation4 {
-	WND4_NOT_WANTED = 0,
-	WND4_CONTENTION = 1,
-	WND4_RESOURCE = 2,
-	WND4_NOT_SUPP_FTYPE = 3,
-	WND4_WRITE_DELEG_NOT_SUPP_FTYPE = 4,
-	WND4_NOT_SUPP_UPGRADE = 5,
-	WND4_NOT_SUPP_DOWNGRADE = 6,
-	WND4_CANCELLED = 7,
-	WND4_IS_DIR = 8,
-};
-
-enum lock_type4 {
-	NFS4_UNLOCK_LT = 0,
-	NFS4_READ_LT = 1,
-	NFS4_WRITE_LT = 2,
-	NFS4_READW_LT = 3,
-	NFS4_WRITEW_LT = 4,
-};
-
-struct compound_hdr {
-	int32_t status;
-	uint32_t nops;
-	__be32 *nops_p;
-	uint32_t taglen;
-	char *tag;
-	uint32_t replen;
-	u32 minorversion;
-};
-
-struct nfs_referral_count {
-	struct list_head list;
-	const struct task_struct *task;
-	unsigned int referral_count;
-};
-
-struct rpc_pipe_dir_object_ops;
-
-struct rpc_pipe_dir_object {
-	struct list_head pdo_head;
-	const struct rpc_pipe_dir_object_ops *pdo_ops;
-	void *pdo_data;
-};
-
-struct rpc_pipe_dir_object_ops {
-	int (*create)(struct dentry *, struct rpc_pipe_dir_object *);
-	void (*destroy)(struct dentry *, struct rpc_pipe_dir_object *);
-};
-
-struct rpc_inode {
-	struct inode vfs_inode;
-	void *private;
-	struct rpc_pipe *pipe;
-	wait_queue_head_t waitq;
-};
-
-struct idmap_legacy_upcalldata;
-
-struct idmap {
-	struct rpc_pipe_dir_object idmap_pdo;
-	struct rpc_pipe *idmap_pipe;
-	struct idmap_legacy_upcalldata *idmap_upcall_data;
-	struct mutex idmap_mutex;
-	struct user_namespace *user_ns;
-};
-
-struct user_key_payload {
-	struct callback_head rcu;
-	short unsigned int datalen;
-	long: 0;
-	char data[0];
-};
-
-struct request_key_auth {
-	struct callback_head rcu;
-	refcount_t usage;
-	struct key *target_key;
-	struct key *dest_keyring;
-	const struct cred *cred;
-	void *callout_info;
-	size_t callout_len;
-	struct pid *pid;
-	char op[8];
-};
-
-struct idmap_msg {
-	__u8 im_type;
-	__u8 im_conv;
-	char im_name[128];
-	__u32 im_id;
-	__u8 im_status;
-};
-
-struct idmap_legacy_upcalldata {
-	struct rpc_pipe_msg pipe_msg;
-	struct idmap_msg idmap_msg;
-	struct key *authkey;
-	struct idmap *idmap;
-};
-
-enum {
-	Opt_find_uid = 0,
-	Opt_find_gid = 1,
-	Opt_find_user = 2,
-	Opt_find_group = 3,
-	Opt_find_err = 4,
-};
-
-enum rpc_auth_stat {
-	RPC_AUTH_OK = 0,
-	RPC_AUTH_BADCRED = 1,
-	RPC_AUTH_REJECTEDCRED = 2,
-	RPC_AUTH_BADVERF = 3,
-	RPC_AUTH_REJECTEDVERF = 4,
-	RPC_AUTH_TOOWEAK = 5,
-	RPCSEC_GSS_CREDPROBLEM = 13,
-	RPCSEC_GSS_CTXPROBLEM = 14,
-};
-
-enum {
-	SP_TASK_PENDING = 0,
-	SP_NEED_VICTIM = 1,
-	SP_VICTIM_REMAINS = 2,
-};
-
-enum {
-	RQ_SECURE = 0,
-	RQ_LOCAL = 1,
-	RQ_USEDEFERRAL = 2,
-	RQ_DROPME = 3,
-	RQ_VICTIM = 4,
-	RQ_DATA = 5,
-};
-
-enum nfs4_callback_procnum {
-	CB_NULL = 0,
-	CB_COMPOUND = 1,
-};
-
-struct nfs_callback_data {
-	unsigned int users;
-	struct svc_serv *serv;
-};
-
-enum rpc_accept_stat {
-	RPC_SUCCESS = 0,
-	RPC_PROG_UNAVAIL = 1,
-	RPC_PROG_MISMATCH = 2,
-	RPC_PROC_UNAVAIL = 3,
-	RPC_GARBAGE_ARGS = 4,
-	RPC_SYSTEM_ERR = 5,
-	RPC_DROP_REPLY = 60000,
-};
-
-enum {
-	XPT_BUSY = 0,
-	XPT_CONN = 1,
-	XPT_CLOSE = 2,
-	XPT_DATA = 3,
-	XPT_TEMP = 4,
-	XPT_DEAD = 5,
-	XPT_CHNGBUF = 6,
-	XPT_DEFERRED = 7,
-	XPT_OLD = 8,
-	XPT_LISTENER = 9,
-	XPT_CACHE_AUTH = 10,
-	XPT_LOCAL = 11,
-	XPT_KILL_TEMP = 12,
-	XPT_CONG_CTRL = 13,
-	XPT_HANDSHAKE = 14,
-	XPT_TLS_SESSION = 15,
-	XPT_PEER_AUTH = 16,
-	XPT_PEER_VALID = 17,
-	XPT_RPCB_UNREG = 18,
-};
-
-struct cb_process_state {
-	struct nfs_client *clp;
-	struct nfs4_slot *slot;
-	struct net *net;
-	u32 minorversion;
-	__be32 drc_status;
-	unsigned int referring_calls;
-};
-
-struct cb_compound_hdr_arg {
-	unsigned int taglen;
-	const char *tag;
-	unsigned int minorversion;
-	unsigned int cb_ident;
-	unsigned int nops;
-};
-
-struct cb_compound_hdr_res {
-	__be32 *status;
-	unsigned int taglen;
-	const char *tag;
-	__be32 *nops;
-};
-
-struct cb_getattrargs {
-	struct nfs_fh fh;
-	uint32_t bitmap[3];
-};
-
-struct cb_getattrres {
-	__be32 status;
-	uint32_t bitmap[3];
-	uint64_t size;
-	uint64_t change_attr;
-	struct timespec64 atime;
-	struct timespec64 ctime;
-	struct timespec64 mtime;
-};
-
-struct cb_recallargs {
-	struct nfs_fh fh;
-	nfs4_stateid stateid;
-	uint32_t truncate;
-};
-
-struct callback_op {
-	__be32 (*process_op)(void *, void *, struct cb_process_state *);
-	__be32 (*decode_args)(struct svc_rqst *, struct xdr_stream *, void *);
-	__be32 (*encode_res)(struct svc_rqst *, struct xdr_stream *, const void *);
-	long int res_maxsize;
-};
-
-struct trace_event_raw_nfs4_clientid_event {
-	struct trace_entry ent;
-	u32 __data_loc_dstaddr;
-	long unsigned int error;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs4_setup_sequence {
-	struct trace_entry ent;
-	unsigned int session;
-	unsigned int slot_nr;
-	unsigned int seq_nr;
-	unsigned int highest_used_slotid;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs4_state_mgr {
-	struct trace_entry ent;
-	long unsigned int state;
-	u32 __data_loc_hostname;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs4_state_mgr_failed {
-	struct trace_entry ent;
-	long unsigned int error;
-	long unsigned int state;
-	u32 __data_loc_hostname;
-	u32 __data_loc_section;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs4_xdr_bad_operation {
-	struct trace_entry ent;
-	unsigned int task_id;
-	unsigned int client_id;
-	u32 xid;
-	u32 op;
-	u32 expected;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs4_xdr_event {
-	struct trace_entry ent;
-	unsigned int task_id;
-	unsigned int client_id;
-	u32 xid;
-	u32 op;
-	long unsigned int error;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs4_cb_error_class {
-	struct trace_entry ent;
-	u32 xid;
-	u32 cbident;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs4_open_event {
-	struct trace_entry ent;
-	long unsigned int error;
-	long unsigned int flags;
-	long unsigned int fmode;
-	dev_t dev;
-	u32 fhandle;
-	u64 fileid;
-	u64 dir;
-	u32 __data_loc_name;
-	int stateid_seq;
-	u32 stateid_hash;
-	int openstateid_seq;
-	u32 openstateid_hash;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs4_cached_open {
-	struct trace_entry ent;
-	dev_t dev;
-	u32 fhandle;
-	u64 fileid;
-	unsigned int fmode;
-	int stateid_seq;
-	u32 stateid_hash;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs4_close {
-	struct trace_entry ent;
-	dev_t dev;
-	u32 fhandle;
-	u64 fileid;
-	unsigned int fmode;
-	long unsigned int error;
-	int stateid_seq;
-	u32 stateid_hash;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs4_lock_event {
-	struct trace_entry ent;
-	long unsigned int error;
-	long unsigned int cmd;
-	long unsigned int type;
-	loff_t start;
-	loff_t end;
-	dev_t dev;
-	u32 fhandle;
-	u64 fileid;
-	int stateid_seq;
-	u32 stateid_hash;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs4_set_lock {
-	struct trace_entry ent;
-	long unsigned int error;
-	long unsigned int cmd;
-	long unsigned int type;
-	loff_t start;
-	loff_t end;
-	dev_t dev;
-	u32 fhandle;
-	u64 fileid;
-	int stateid_seq;
-	u32 stateid_hash;
-	int lockstateid_seq;
-	u32 lockstateid_hash;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs4_state_lock_reclaim {
-	struct trace_entry ent;
-	dev_t dev;
-	u32 fhandle;
-	u64 fileid;
-	long unsigned int state_flags;
-	long unsigned int lock_flags;
-	int stateid_seq;
-	u32 stateid_hash;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs4_set_delegation_event {
-	struct trace_entry ent;
-	dev_t dev;
-	u32 fhandle;
-	u64 fileid;
-	unsigned int fmode;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs4_delegreturn_exit {
-	struct trace_entry ent;
-	dev_t dev;
-	u32 fhandle;
-	long unsigned int error;
-	int stateid_seq;
-	u32 stateid_hash;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs4_lookup_event {
-	struct trace_entry ent;
-	dev_t dev;
-	long unsigned int error;
-	u64 dir;
-	u32 __data_loc_name;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs4_lookupp {
-	struct trace_entry ent;
-	dev_t dev;
-	u64 ino;
-	long unsigned int error;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs4_rename {
-	struct trace_entry ent;
-	dev_t dev;
-	long unsigned int error;
-	u64 olddir;
-	u32 __data_loc_oldname;
-	u64 newdir;
-	u32 __data_loc_newname;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs4_inode_event {
-	struct trace_entry ent;
-	dev_t dev;
-	u32 fhandle;
-	u64 fileid;
-	long unsigned int error;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs4_inode_stateid_event {
-	struct trace_entry ent;
-	dev_t dev;
-	u32 fhandle;
-	u64 fileid;
-	long unsigned int error;
-	int stateid_seq;
-	u32 stateid_hash;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs4_getattr_event {
-	struct trace_entry ent;
-	dev_t dev;
-	u32 fhandle;
-	u64 fileid;
-	unsigned int valid;
-	long unsigned int error;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs4_inode_callback_event {
-	struct trace_entry ent;
-	long unsigned int error;
-	dev_t dev;
-	u32 fhandle;
-	u64 fileid;
-	u32 __data_loc_dstaddr;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs4_inode_stateid_callback_event {
-	struct trace_entry ent;
-	long unsigned int error;
-	dev_t dev;
-	u32 fhandle;
-	u64 fileid;
-	u32 __data_loc_dstaddr;
-	int stateid_seq;
-	u32 stateid_hash;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs4_idmap_event {
-	struct trace_entry ent;
-	long unsigned int error;
-	u32 id;
-	u32 __data_loc_name;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs4_read_event {
-	struct trace_entry ent;
-	dev_t dev;
-	u32 fhandle;
-	u64 fileid;
-	loff_t offset;
-	u32 arg_count;
-	u32 res_count;
-	long unsigned int error;
-	int stateid_seq;
-	u32 stateid_hash;
-	int layoutstateid_seq;
-	u32 layoutstateid_hash;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs4_write_event {
-	struct trace_entry ent;
-	dev_t dev;
-	u32 fhandle;
-	u64 fileid;
-	loff_t offset;
-	u32 arg_count;
-	u32 res_count;
-	long unsigned int error;
-	int stateid_seq;
-	u32 stateid_hash;
-	int layoutstateid_seq;
-	u32 layoutstateid_hash;
-	char __data[0];
-};
-
-struct trace_event_raw_nfs4_commit_event {
-	struct trace_entry ent;
-	dev_t dev;
-	u32 fhandle;
-	u64 fileid;
-	long unsigned int error;
-	loff_t offset;
-	u32 count;
-	int layoutstateid_seq;
-	u32 layoutstateid_hash;
-	char __data[0];
-};
-
-struct trace_event_data_offsets_nfs4_clientid_event {
-	u32 dstaddr;
-	const void *dstaddr_ptr_;
-};
-
-struct trace_event_data_offsets_nfs4_setup_sequence {};
-
-struct trace_event_data_offsets_nfs4_state_mgr {
-	u32 hostname;
-	const void *hostname_ptr_;
-};
-
-struct trace_event_data_offsets_nfs4_state_mgr_failed {
-	u32 hostname;
-	const void *hostname_ptr_;
-	u32 section;
-	const void *section_ptr_;
-};
-
-struct trace_event_data_offsets_nfs4_xdr_bad_operation {};
-
-struct trace_event_data_offsets_nfs4_xdr_event {};
-
-struct trace_event_data_offsets_nfs4_cb_error_class {};
-
-struct trace_event_data_offsets_nfs4_open_event {
-	u32 name;
-	const void *name_ptr_;
-};
-
-struct trace_event_data_offsets_nfs4_cached_open {};
-
-struct trace_event_data_offsets_nfs4_close {};
-
-struct trace_event_data_offsets_nfs4_lock_event {};
-
-struct trace_event_data_offsets_nfs4_set_lock {};
-
-struct trace_event_data_offsets_nfs4_state_lock_reclaim {};
-
-struct trace_event_data_offsets_nfs4_set_delegation_event {};
-
-struct trace_event_data_offsets_nfs4_delegreturn_exit {};
-
-struct trace_event_data_offsets_nfs4_lookup_event {
-	u32 name;
-	const void *name_ptr_;
-};
-
-struct trace_event_data_offsets_nfs4_lookupp {};
-
-struct trace_event_data_offsets_nfs4_rename {
-	u32 oldname;
-	const void *oldname_ptr_;
-	u32 newname;
-	const void *newname_ptr_;
-};
-
-struct trace_event_data_offsets_nfs4_inode_event {};
-
-struct trace_event_data_offsets_nfs4_inode_stateid_event {};
-
-struct trace_event_data_offsets_nfs4_getattr_event {};
-
-struct trace_event_data_offsets_nfs4_inode_callback_event {
-	u32 dstaddr;
-	const void *dstaddr_ptr_;
-};
-
-struct trace_event_data_offsets_nfs4_inode_stateid_callback_event {
-	u32 dstaddr;
-	const void *dstaddr_ptr_;
-};
-
-struct trace_event_data_offsets_nfs4_idmap_event {
-	u32 name;
-	const void *name_ptr_;
-};
-
-struct trace_event_data_offsets_nfs4_read_event {};
-
-struct trace_event_data_offsets_nfs4_write_event {};
-
-struct trace_event_data_offsets_nfs4_commit_event {};
-
-typedef void (*btf_trace_nfs4_setclientid)(void *, const struct nfs_client *, int);
-
-typedef void (*btf_trace_nfs4_setclientid_confirm)(void *, const struct nfs_client *, int);
-
-typedef void (*btf_trace_nfs4_renew)(void *, const struct nfs_client *, int);
-
-typedef void (*btf_trace_nfs4_renew_async)(void *, const struct nfs_client *, int);
-
-typedef void (*btf_trace_nfs4_setup_sequence)(void *, const struct nfs4_session *, const struct nfs4_sequence_args *);
-
-typedef void (*btf_trace_nfs4_state_mgr)(void *, const struct nfs_client *);
-
-typedef void (*btf_trace_nfs4_state_mgr_failed)(void *, const struct nfs_client *, const char *, int);
-
-typedef void (*btf_trace_nfs4_xdr_bad_operation)(void *, const struct xdr_stream *, u32, u32);
-
-typedef void (*btf_trace_nfs4_xdr_status)(void *, const struct xdr_stream *, u32, u32);
-
-typedef void (*btf_trace_nfs4_xdr_bad_filehandle)(void *, const struct xdr_stream *, u32, u32);
-
-typedef void (*btf_trace_nfs_cb_no_clp)(void *, __be32, u32);
-
-typedef void (*btf_trace_nfs_cb_badprinc)(void *, __be32, u32);
-
-typedef void (*btf_trace_nfs4_open_reclaim)(void *, const struct nfs_open_context *, int, int);
-
-typedef void (*btf_trace_nfs4_open_expired)(void *, const struct nfs_open_context *, int, int);
-
-typedef void (*btf_trace_nfs4_open_file)(void *, const struct nfs_open_context *, int, int);
-
-typedef void (*btf_trace_nfs4_cached_open)(void *, const struct nfs4_state *);
-
-typedef void (*btf_trace_nfs4_close)(void *, const struct nfs4_state *, const struct nfs_closeargs *, const struct nfs_closeres *, int);
-
-typedef void (*btf_trace_nfs4_get_lock)(void *, const struct file_lock *, const struct nfs4_state *, int, int);
-
-typedef void (*btf_trace_nfs4_unlock)(void *, const struct file_lock *, const struct nfs4_state *, int, int);
-
-typedef void (*btf_trace_nfs4_set_lock)(void *, const struct file_lock *, const struct nfs4_state *, const nfs4_stateid *, int, int);
-
-typedef void (*btf_trace_nfs4_state_lock_reclaim)(void *, const struct nfs4_state *, const struct nfs4_lock_state *);
-
-typedef void (*btf_trace_nfs4_set_delegation)(void *, const struct inode *, fmode_t);
-
-typedef void (*btf_trace_nfs4_reclaim_delegation)(void *, const struct inode *, fmode_t);
-
-typedef void (*btf_trace_nfs4_delegreturn_exit)(void *, const struct nfs4_delegreturnargs *, const struct nfs4_delegreturnres *, int);
-
-typedef void (*btf_trace_nfs4_lookup)(void *, const struct inode *, const struct qstr *, int);
-
-typedef void (*btf_trace_nfs4_symlink)(void *, const struct inode *, const struct qstr *, int);
-
-typedef void (*btf_trace_nfs4_mkdir)(void *, const struct inode *, const struct qstr *, int);
-
-typedef void (*btf_trace_nfs4_mknod)(void *, const struct inode *, const struct qstr *, int);
-
-typedef void (*btf_trace_nfs4_remove)(void *, const struct inode *, const struct qstr *, int);
-
-typedef void (*btf_trace_nfs4_get_fs_locations)(void *, const struct inode *, const struct qstr *, int);
-
-typedef void (*btf_trace_nfs4_secinfo)(void *, const struct inode *, const struct qstr *, int);
-
-typedef void (*btf_trace_nfs4_lookupp)(void *, const struct inode *, int);
-
-typedef void (*btf_trace_nfs4_rename)(void *, const struct inode *, const struct qstr *, const struct inode *, const struct qstr *, int);
-
-typedef void (*btf_trace_nfs4_access)(void *, const struct inode *, int);
-
-typedef void (*btf_trace_nfs4_readlink)(void *, const struct inode *, int);
-
-typedef void (*btf_trace_nfs4_readdir)(void *, const struct inode *, int);
-
-typedef void (*btf_trace_nfs4_get_acl)(void *, const struct inode *, int);
-
-typedef void (*btf_trace_nfs4_set_acl)(void *, const struct inode *, int);
-
-typedef void (*btf_trace_nfs4_setattr)(void *, const struct inode *, const nfs4_stateid *, int);
-
-typedef void (*btf_trace_nfs4_delegreturn)(void *, const struct inode *, const nfs4_stateid *, int);
-
-typedef void (*btf_trace_nfs4_open_stateid_update)(void *, const struct inode *, const nfs4_stateid *, int);
-
-typedef void (*btf_trace_nfs4_open_stateid_update_wait)(void *, const struct inode *, const nfs4_stateid *, int);
-
-typedef void (*btf_trace_nfs4_open_stateid_update_skip)(void *, const struct inode *, const nfs4_stateid *, int);
-
-typedef void (*btf_trace_nfs4_close_stateid_update_wait)(void *, const struct inode *, const nfs4_stateid *, int);
-
-typedef void (*btf_trace_nfs4_getattr)(void *, const struct nfs_server *, const struct nfs_fh *, const struct nfs_fattr *, int);
-
-typedef void (*btf_trace_nfs4_lookup_root)(void *, const struct nfs_server *, const struct nfs_fh *, const struct nfs_fattr *, int);
-
-typedef void (*btf_trace_nfs4_fsinfo)(void *, const struct nfs_server *, const struct nfs_fh *, const struct nfs_fattr *, int);
-
-typedef void (*btf_trace_nfs4_cb_getattr)(void *, const struct nfs_client *, const struct nfs_fh *, const struct inode *, int);
-
-typedef void (*btf_trace_nfs4_cb_recall)(void *, const struct nfs_client *, const struct nfs_fh *, const struct inode *, const nfs4_stateid *, int);
-
-typedef void (*btf_trace_nfs4_cb_layoutrecall_file)(void *, const struct nfs_client *, const struct nfs_fh *, const struct inode *, const nfs4_stateid *, int);
-
-typedef void (*btf_trace_nfs4_map_name_to_uid)(void *, const char *, int, u32, int);
-
-typedef void (*btf_trace_nfs4_map_group_to_gid)(void *, const char *, int, u32, int);
-
-typedef void (*btf_trace_nfs4_map_uid_to_name)(void *, const char *, int, u32, int);
-
-typedef void (*btf_trace_nfs4_map_gid_to_group)(void *, const char *, int, u32, int);
-
-typedef void (*btf_trace_nfs4_read)(void *, const struct nfs_pgio_header *, int);
-
-typedef void (*btf_trace_nfs4_write)(void *, const struct nfs_pgio_header *, int);
-
-typedef void (*btf_trace_nfs4_commit)(void *, const struct nfs_commit_data *, int);
-
-struct getdents_callback___2 {
-	struct dir_context ctx;
-	char *name;
-	u64 ino;
-	int found;
-	int sequence;
-};
-
-enum {
-	NLM_LCK_GRANTED = 0,
-	NLM_LCK_DENIED = 1,
-	NLM_LCK_DENIED_NOLOCKS = 2,
-	NLM_LCK_BLOCKED = 3,
-	NLM_LCK_DENIED_GRACE_PERIOD = 4,
-	NLM_DEADLCK = 5,
-	NLM_ROFS = 6,
-	NLM_STALE_FH = 7,
-	NLM_FBIG = 8,
-	NLM_FAILED = 9,
-};
-
-struct nlm_lock {
-	char *caller;
-	unsigned int len;
-	struct nfs_fh fh;
-	struct xdr_netobj oh;
-	u32 svid;
-	u64 lock_start;
-	u64 lock_len;
-	struct file_lock fl;
-};
-
-struct nlm_cookie {
-	unsigned char data[32];
-	unsigned int len;
-};
-
-struct nlm_args {
-	struct nlm_cookie cookie;
-	struct nlm_lock lock;
-	u32 block;
-	u32 reclaim;
-	u32 state;
-	u32 monitor;
-	u32 fsm_access;
-	u32 fsm_mode;
-};
-
-struct nlm_res {
-	struct nlm_cookie cookie;
-	__be32 status;
-	struct nlm_lock lock;
-};
-
-struct nlm_wait {
-	struct list_head b_list;
-	wait_queue_head_t b_wait;
-	struct nlm_host *b_host;
-	struct file_lock *b_lock;
-	__be32 b_status;
-};
-
-struct nlm_block;
-
-struct nlm_rqst {
-	refcount_t a_count;
-	unsigned int a_flags;
-	struct nlm_host *a_host;
-	struct nlm_args a_args;
-	struct nlm_res a_res;
-	struct nlm_block *a_block;
-	unsigned int a_retries;
-	u8 a_owner[74];
-	void *a_callback_data;
-};
-
-struct nlm_file;
-
-struct nlm_block {
-	struct kref b_count;
-	struct list_head b_list;
-	struct list_head b_flist;
-	struct nlm_rqst *b_call;
-	struct svc_serv *b_daemon;
-	struct nlm_host *b_host;
-	long unsigned int b_when;
-	unsigned int b_id;
-	unsigned char b_granted;
-	struct nlm_file *b_file;
-	struct cache_req *b_cache_req;
-	struct cache_deferred_req *b_deferred_req;
-	unsigned int b_flags;
-};
-
-struct nlm_share;
-
-struct nlm_file {
-	struct hlist_node f_list;
-	struct nfs_fh f_handle;
-	struct file *f_file[2];
-	struct nlm_share *f_shares;
-	struct list_head f_blocks;
-	unsigned int f_locks;
-	unsigned int f_count;
-	struct mutex f_mutex;
-};
-
-struct nlm_reboot {
-	char *mon;
-	unsigned int len;
-	u32 state;
-	struct nsm_private priv;
-};
-
-struct lockd_net {
-	unsigned int nlmsvc_users;
-	long unsigned int next_gc;
-	long unsigned int nrhosts;
-	struct delayed_work grace_period_end;
-	struct lock_manager lockd_manager;
-	struct list_head nsm_handles;
-};
-
-struct nlm_lookup_host_info {
-	const int server;
-	const struct sockaddr *sap;
-	const size_t salen;
-	const short unsigned int protocol;
-	const u32 version;
-	const char *hostname;
-	const size_t hostname_len;
-	const int noresvport;
-	struct net *net;
-	const struct cred *cred;
-};
-
-enum {
-	IPV4_DEVCONF_FORWARDING = 1,
-	IPV4_DEVCONF_MC_FORWARDING = 2,
-	IPV4_DEVCONF_PROXY_ARP = 3,
-	IPV4_DEVCONF_ACCEPT_REDIRECTS = 4,
-	IPV4_DEVCONF_SECURE_REDIRECTS = 5,
-	IPV4_DEVCONF_SEND_REDIRECTS = 6,
-	IPV4_DEVCONF_SHARED_MEDIA = 7,
-	IPV4_DEVCONF_RP_FILTER = 8,
-	IPV4_DEVCONF_ACCEPT_SOURCE_ROUTE = 9,
-	IPV4_DEVCONF_BOOTP_RELAY = 10,
-	IPV4_DEVCONF_LOG_MARTIANS = 11,
-	IPV4_DEVCONF_TAG = 12,
-	IPV4_DEVCONF_ARPFILTER = 13,
-	IPV4_DEVCONF_MEDIUM_ID = 14,
-	IPV4_DEVCONF_NOXFRM = 15,
-	IPV4_DEVCONF_NOPOLICY = 16,
-	IPV4_DEVCONF_FORCE_IGMP_VERSION = 17,
-	IPV4_DEVCONF_ARP_ANNOUNCE = 18,
-	IPV4_DEVCONF_ARP_IGNORE = 19,
-	IPV4_DEVCONF_PROMOTE_SECONDARIES = 20,
-	IPV4_DEVCONF_ARP_ACCEPT = 21,
-	IPV4_DEVCONF_ARP_NOTIFY = 22,
-	IPV4_DEVCONF_ACCEPT_LOCAL = 23,
-	IPV4_DEVCONF_SRC_VMARK = 24,
-	IPV4_DEVCONF_PROXY_ARP_PVLAN = 25,
-	IPV4_DEVCONF_ROUTE_LOCALNET = 26,
-	IPV4_DEVCONF_IGMPV2_UNSOLICITED_REPORT_INTERVAL = 27,
-	IPV4_DEVCONF_IGMPV3_UNSOLICITED_REPORT_INTERVAL = 28,
-	IPV4_DEVCONF_IGNORE_ROUTES_WITH_LINKDOWN = 29,
-	IPV4_DEVCONF_DROP_UNICAST_IN_L2_MULTICAST = 30,
-	IPV4_DEVCONF_DROP_GRATUITOUS_ARP = 31,
-	IPV4_DEVCONF_BC_FORWARDING = 32,
-	IPV4_DEVCONF_ARP_EVICT_NOCARRIER = 33,
-	__IPV4_DEVCONF_MAX = 34,
-};
-
-struct ipv4_devconf {
-	void *sysctl;
-	int data[33];
-	long unsigned int state[1];
-};
-
-struct in_ifaddr;
-
-struct ip_mc_list;
-
-struct in_device {
-	struct net_device *dev;
-	netdevice_tracker dev_tracker;
-	refcount_t refcnt;
-	int dead;
-	struct in_ifaddr *ifa_list;
-	struct ip_mc_list *mc_list;
-	struct ip_mc_list **mc_hash;
-	int mc_count;
-	spinlock_t mc_tomb_lock;
-	struct ip_mc_list *mc_tomb;
-	long unsigned int mr_v1_seen;
-	long unsigned int mr_v2_seen;
-	long unsigned int mr_qi;
-	long unsigned int mr_qri;
-	unsigned char mr_qrv;
-	unsigned char mr_gq_running;
-	u32 mr_maxdelay;
-	u32 mr_ifc_count;
-	struct timer_list mr_gq_timer;
-	struct timer_list mr_ifc_timer;
-	struct neigh_parms *arp_parms;
-	struct ipv4_devconf cnf;
-	struct callback_head callback_head;
-};
-
-struct in_ifaddr {
-	struct hlist_node hash;
-	struct in_ifaddr *ifa_next;
-	struct in_device *ifa_dev;
-	struct callback_head callback_head;
-	__be32 ifa_local;
-	__be32 ifa_address;
-	__be32 ifa_mask;
-	__u32 ifa_rt_priority;
-	__be32 ifa_broadcast;
-	unsigned char ifa_scope;
-	unsigned char ifa_prefixlen;
-	unsigned char ifa_proto;
-	__u32 ifa_flags;
-	char ifa_label[16];
-	__u32 ifa_valid_lft;
-	__u32 ifa_preferred_lft;
-	long unsigned int ifa_cstamp;
-	long unsigned int ifa_tstamp;
-};
-
-struct inet6_ifaddr {
-	struct in6_addr addr;
-	__u32 prefix_len;
-	__u32 rt_priority;
-	__u32 valid_lft;
-	__u32 prefered_lft;
-	refcount_t refcnt;
-	spinlock_t lock;
-	int state;
-	__u32 flags;
-	__u8 dad_probes;
-	__u8 stable_privacy_retry;
-	__u16 scope;
-	__u64 dad_nonce;
-	long unsigned int cstamp;
-	long unsigned int tstamp;
-	struct delayed_work dad_work;
-	struct inet6_dev *idev;
-	struct fib6_info *rt;
-	struct hlist_node addr_lst;
-	struct list_head if_list;
-	struct list_head if_list_aux;
-	struct list_head tmp_list;
-	struct inet6_ifaddr *ifpub;
-	int regen_count;
-	bool tokenized;
-	u8 ifa_proto;
-	struct callback_head rcu;
-	struct in6_addr peer_addr;
-};
-
-struct nlmsvc_binding {
-	struct module *owner;
-	__be32 (*fopen)(struct svc_rqst *, struct nfs_fh *, struct file **, int);
-	void (*fclose)(struct file *);
-};
-
-typedef int (*nlm_host_match_fn_t)(void *, struct nlm_host *);
-
-struct nlm_share {
-	struct nlm_share *s_next;
-	struct nlm_host *s_host;
-	struct nlm_file *s_file;
-	struct xdr_netobj s_owner;
-	u32 s_access;
-	u32 s_mode;
-};
-
-enum {
-	NSMPROC_NULL = 0,
-	NSMPROC_STAT = 1,
-	NSMPROC_MON = 2,
-	NSMPROC_UNMON = 3,
-	NSMPROC_UNMON_ALL = 4,
-	NSMPROC_SIMU_CRASH = 5,
-	NSMPROC_NOTIFY = 6,
-};
-
-struct nsm_args {
-	struct nsm_private *priv;
-	u32 prog;
-	u32 vers;
-	u32 proc;
-	char *mon_name;
-	const char *nodename;
-};
-
-struct nsm_res {
-	u32 status;
-	u32 state;
-};
-
-struct trace_event_raw_nlmclnt_lock_event {
-	struct trace_entry ent;
-	u32 oh;
-	u32 svid;
-	u32 fh;
-	long unsigned int status;
-	u64 start;
-	u64 len;
-	u32 __data_loc_addr;
-	char __data[0];
-};
-
-struct trace_event_data_offsets_nlmclnt_lock_event {
-	u32 addr;
-	const void *addr_ptr_;
-};
-
-typedef void (*btf_trace_nlmclnt_test)(void *, const struct nlm_lock *, const struct sockaddr *, unsigned int, __be32);
-
-typedef void (*btf_trace_nlmclnt_lock)(void *, const struct nlm_lock *, const struct sockaddr *, unsigned int, __be32);
-
-typedef void (*btf_trace_nlmclnt_unlock)(void *, const struct nlm_lock *, const struct sockaddr *, unsigned int, __be32);
-
-typedef void (*btf_trace_nlmclnt_grant)(void *, const struct nlm_lock *, const struct sockaddr *, unsigned int, __be32);
-
-typedef u32 unicode_t;
 
 struct utf8_table {
 	int cmask;
@@ -63022,268 +49745,6 @@ struct utf8_table {
 	long int lmask;
 	long int lval;
 };
-
-typedef unsigned int autofs_wqt_t;
-
-struct autofs_sb_info;
-
-struct autofs_info {
-	struct dentry *dentry;
-	int flags;
-	struct completion expire_complete;
-	struct list_head active;
-	struct list_head expiring;
-	struct autofs_sb_info *sbi;
-	long unsigned int exp_timeout;
-	long unsigned int last_used;
-	int count;
-	kuid_t uid;
-	kgid_t gid;
-	struct callback_head rcu;
-};
-
-struct autofs_wait_queue;
-
-struct autofs_sb_info {
-	u32 magic;
-	int pipefd;
-	struct file *pipe;
-	struct pid *oz_pgrp;
-	int version;
-	int sub_version;
-	int min_proto;
-	int max_proto;
-	unsigned int flags;
-	long unsigned int exp_timeout;
-	unsigned int type;
-	struct super_block *sb;
-	struct mutex wq_mutex;
-	struct mutex pipe_mutex;
-	spinlock_t fs_lock;
-	struct autofs_wait_queue *queues;
-	spinlock_t lookup_lock;
-	struct list_head active_list;
-	struct list_head expiring_list;
-	struct callback_head rcu;
-};
-
-struct autofs_wait_queue {
-	wait_queue_head_t queue;
-	struct autofs_wait_queue *next;
-	autofs_wqt_t wait_queue_token;
-	struct qstr name;
-	u32 offset;
-	u32 dev;
-	u64 ino;
-	kuid_t uid;
-	kgid_t gid;
-	pid_t pid;
-	pid_t tgid;
-	int status;
-	unsigned int wait_ctr;
-};
-
-enum {
-	Opt_direct = 0,
-	Opt_fd = 1,
-	Opt_gid___7 = 2,
-	Opt_ignore___2 = 3,
-	Opt_indirect = 4,
-	Opt_maxproto = 5,
-	Opt_minproto = 6,
-	Opt_offset = 7,
-	Opt_pgrp = 8,
-	Opt_strictexpire = 9,
-	Opt_uid___6 = 10,
-};
-
-struct autofs_fs_context {
-	kuid_t uid;
-	kgid_t gid;
-	int pgrp;
-	bool pgrp_set;
-};
-
-struct autofs_packet_hdr {
-	int proto_version;
-	int type;
-};
-
-struct autofs_packet_expire {
-	struct autofs_packet_hdr hdr;
-	int len;
-	char name[256];
-};
-
-enum {
-	AUTOFS_IOC_READY_CMD = 96,
-	AUTOFS_IOC_FAIL_CMD = 97,
-	AUTOFS_IOC_CATATONIC_CMD = 98,
-	AUTOFS_IOC_PROTOVER_CMD = 99,
-	AUTOFS_IOC_SETTIMEOUT_CMD = 100,
-	AUTOFS_IOC_EXPIRE_CMD = 101,
-};
-
-enum autofs_notify {
-	NFY_NONE = 0,
-	NFY_MOUNT = 1,
-	NFY_EXPIRE = 2,
-};
-
-enum {
-	AUTOFS_IOC_EXPIRE_MULTI_CMD = 102,
-	AUTOFS_IOC_PROTOSUBVER_CMD = 103,
-	AUTOFS_IOC_ASKUMOUNT_CMD = 112,
-};
-
-struct autofs_packet_missing {
-	struct autofs_packet_hdr hdr;
-	autofs_wqt_t wait_queue_token;
-	int len;
-	char name[256];
-};
-
-struct autofs_packet_expire_multi {
-	struct autofs_packet_hdr hdr;
-	autofs_wqt_t wait_queue_token;
-	int len;
-	char name[256];
-};
-
-union autofs_packet_union {
-	struct autofs_packet_hdr hdr;
-	struct autofs_packet_missing missing;
-	struct autofs_packet_expire expire;
-	struct autofs_packet_expire_multi expire_multi;
-};
-
-struct autofs_v5_packet {
-	struct autofs_packet_hdr hdr;
-	autofs_wqt_t wait_queue_token;
-	__u32 dev;
-	__u64 ino;
-	__u32 uid;
-	__u32 gid;
-	__u32 pid;
-	__u32 tgid;
-	__u32 len;
-	char name[256];
-};
-
-typedef struct autofs_v5_packet autofs_packet_missing_indirect_t;
-
-typedef struct autofs_v5_packet autofs_packet_expire_indirect_t;
-
-typedef struct autofs_v5_packet autofs_packet_missing_direct_t;
-
-typedef struct autofs_v5_packet autofs_packet_expire_direct_t;
-
-union autofs_v5_packet_union {
-	struct autofs_packet_hdr hdr;
-	struct autofs_v5_packet v5_packet;
-	autofs_packet_missing_indirect_t missing_indirect;
-	autofs_packet_expire_indirect_t expire_indirect;
-	autofs_packet_missing_direct_t missing_direct;
-	autofs_packet_expire_direct_t expire_direct;
-};
-
-struct args_protover {
-	__u32 version;
-};
-
-struct args_protosubver {
-	__u32 sub_version;
-};
-
-struct args_openmount {
-	__u32 devid;
-};
-
-struct args_ready {
-	__u32 token;
-};
-
-struct args_fail {
-	__u32 token;
-	__s32 status;
-};
-
-struct args_setpipefd {
-	__s32 pipefd;
-};
-
-struct args_timeout {
-	__u64 timeout;
-};
-
-struct args_requester {
-	__u32 uid;
-	__u32 gid;
-};
-
-struct args_expire {
-	__u32 how;
-};
-
-struct args_askumount {
-	__u32 may_umount;
-};
-
-struct args_in {
-	__u32 type;
-};
-
-struct args_out {
-	__u32 devid;
-	__u32 magic;
-};
-
-struct args_ismountpoint {
-	union {
-		struct args_in in;
-		struct args_out out;
-	};
-};
-
-struct autofs_dev_ioctl {
-	__u32 ver_major;
-	__u32 ver_minor;
-	__u32 size;
-	__s32 ioctlfd;
-	union {
-		struct args_protover protover;
-		struct args_protosubver protosubver;
-		struct args_openmount openmount;
-		struct args_ready ready;
-		struct args_fail fail;
-		struct args_setpipefd setpipefd;
-		struct args_timeout timeout;
-		struct args_requester requester;
-		struct args_expire expire;
-		struct args_askumount askumount;
-		struct args_ismountpoint ismountpoint;
-	};
-	char path[0];
-};
-
-enum {
-	AUTOFS_DEV_IOCTL_VERSION_CMD = 113,
-	AUTOFS_DEV_IOCTL_PROTOVER_CMD = 114,
-	AUTOFS_DEV_IOCTL_PROTOSUBVER_CMD = 115,
-	AUTOFS_DEV_IOCTL_OPENMOUNT_CMD = 116,
-	AUTOFS_DEV_IOCTL_CLOSEMOUNT_CMD = 117,
-	AUTOFS_DEV_IOCTL_READY_CMD = 118,
-	AUTOFS_DEV_IOCTL_FAIL_CMD = 119,
-	AUTOFS_DEV_IOCTL_SETPIPEFD_CMD = 120,
-	AUTOFS_DEV_IOCTL_CATATONIC_CMD = 121,
-	AUTOFS_DEV_IOCTL_TIMEOUT_CMD = 122,
-	AUTOFS_DEV_IOCTL_REQUESTER_CMD = 123,
-	AUTOFS_DEV_IOCTL_EXPIRE_CMD = 124,
-	AUTOFS_DEV_IOCTL_ASKUMOUNT_CMD = 125,
-	AUTOFS_DEV_IOCTL_ISMOUNTPOINT_CMD = 126,
-};
-
-typedef int (*ioctl_fn)(struct file *, struct autofs_sb_info *, struct autofs_dev_ioctl *);
 
 typedef s8 int8_t;
 
@@ -69048,6 +55509,10 @@ struct xfs_iext_node {
 
 typedef __u32 xfs_dev_t;
 
+typedef unsigned int __kernel_mode_t;
+
+typedef __kernel_mode_t mode_t;
+
 struct xfs_legacy_timestamp {
 	__be32 t_sec;
 	__be32 t_nsec;
@@ -69223,11 +55688,21 @@ struct kgetbmap {
 	__s32 bmv_oflags;
 };
 
+struct dax_holder_operations {
+	int (*notify_failure)(struct dax_device *, u64, u64, int);
+};
+
 struct dahash_test {
 	uint16_t start;
 	uint16_t length;
 	xfs_dahash_t dahash;
 	xfs_dahash_t ascii_ci_dahash;
+};
+
+struct fstrim_range {
+	__u64 start;
+	__u64 len;
+	__u64 minlen;
 };
 
 struct xfs_extent_busy {
@@ -69305,6 +55780,26 @@ struct xfs_fstrm_item {
 enum xfs_fstrm_alloc {
 	XFS_PICK_USERDATA = 1,
 	XFS_PICK_LOWSPACE = 2,
+};
+
+struct fsmap {
+	__u32 fmr_device;
+	__u32 fmr_flags;
+	__u64 fmr_physical;
+	__u64 fmr_owner;
+	__u64 fmr_offset;
+	__u64 fmr_length;
+	__u64 fmr_reserved[3];
+};
+
+struct fsmap_head {
+	__u32 fmh_iflags;
+	__u32 fmh_oflags;
+	__u32 fmh_count;
+	__u32 fmh_entries;
+	__u64 fmh_reserved[6];
+	struct fsmap fmh_keys[2];
+	struct fsmap fmh_recs[0];
 };
 
 struct xfs_fsmap_head {
@@ -69666,8 +56161,8 @@ enum {
 	Opt_sunit = 7,
 	Opt_swidth = 8,
 	Opt_nouuid = 9,
-	Opt_grpid___2 = 10,
-	Opt_nogrpid___2 = 11,
+	Opt_grpid = 10,
+	Opt_nogrpid = 11,
 	Opt_bsdgroups = 12,
 	Opt_sysvgroups = 13,
 	Opt_allocsize = 14,
@@ -69681,11 +56176,11 @@ enum {
 	Opt_attr2 = 22,
 	Opt_noattr2 = 23,
 	Opt_filestreams = 24,
-	Opt_quota___3 = 25,
-	Opt_noquota___2 = 26,
-	Opt_usrquota___3 = 27,
-	Opt_grpquota___3 = 28,
-	Opt_prjquota___2 = 29,
+	Opt_quota___2 = 25,
+	Opt_noquota = 26,
+	Opt_usrquota___2 = 27,
+	Opt_grpquota___2 = 28,
+	Opt_prjquota = 29,
 	Opt_uquota = 30,
 	Opt_gquota = 31,
 	Opt_pquota = 32,
@@ -69693,9 +56188,9 @@ enum {
 	Opt_gqnoenforce = 34,
 	Opt_pqnoenforce = 35,
 	Opt_qnoenforce = 36,
-	Opt_discard___3 = 37,
-	Opt_nodiscard___2 = 38,
-	Opt_dax___2 = 39,
+	Opt_discard = 37,
+	Opt_nodiscard = 38,
+	Opt_dax = 39,
 	Opt_dax_enum = 40,
 };
 
@@ -70117,142 +56612,6 @@ struct xfs_rud_log_item {
 	struct xfs_rud_log_format rud_format;
 };
 
-struct compat_xfs_bstime {
-	old_time32_t tv_sec;
-	__s32 tv_nsec;
-};
-
-typedef struct compat_xfs_bstime compat_xfs_bstime_t;
-
-struct compat_xfs_bstat {
-	__u64 bs_ino;
-	__u16 bs_mode;
-	__u16 bs_nlink;
-	__u32 bs_uid;
-	__u32 bs_gid;
-	__u32 bs_rdev;
-	__s32 bs_blksize;
-	__s64 bs_size;
-	compat_xfs_bstime_t bs_atime;
-	compat_xfs_bstime_t bs_mtime;
-	compat_xfs_bstime_t bs_ctime;
-	int64_t bs_blocks;
-	__u32 bs_xflags;
-	__s32 bs_extsize;
-	__s32 bs_extents;
-	__u32 bs_gen;
-	__u16 bs_projid_lo;
-	__u16 bs_forkoff;
-	__u16 bs_projid_hi;
-	unsigned char bs_pad[10];
-	__u32 bs_dmevmask;
-	__u16 bs_dmstate;
-	__u16 bs_aextents;
-} __attribute__((packed));
-
-struct compat_xfs_fsop_bulkreq {
-	compat_uptr_t lastip;
-	__s32 icount;
-	compat_uptr_t ubuffer;
-	compat_uptr_t ocount;
-};
-
-struct compat_xfs_fsop_handlereq {
-	__u32 fd;
-	compat_uptr_t path;
-	__u32 oflags;
-	compat_uptr_t ihandle;
-	__u32 ihandlen;
-	compat_uptr_t ohandle;
-	compat_uptr_t ohandlen;
-};
-
-typedef struct compat_xfs_fsop_handlereq compat_xfs_fsop_handlereq_t;
-
-struct compat_xfs_swapext {
-	int64_t sx_version;
-	int64_t sx_fdtarget;
-	int64_t sx_fdtmp;
-	xfs_off_t sx_offset;
-	xfs_off_t sx_length;
-	char sx_pad[16];
-	struct compat_xfs_bstat sx_stat;
-} __attribute__((packed));
-
-struct compat_xfs_fsop_attrlist_handlereq {
-	struct compat_xfs_fsop_handlereq hreq;
-	struct xfs_attrlist_cursor pos;
-	__u32 flags;
-	__u32 buflen;
-	compat_uptr_t buffer;
-};
-
-typedef struct compat_xfs_fsop_attrlist_handlereq compat_xfs_fsop_attrlist_handlereq_t;
-
-struct compat_xfs_attr_multiop {
-	__u32 am_opcode;
-	__s32 am_error;
-	compat_uptr_t am_attrname;
-	compat_uptr_t am_attrvalue;
-	__u32 am_length;
-	__u32 am_flags;
-};
-
-typedef struct compat_xfs_attr_multiop compat_xfs_attr_multiop_t;
-
-struct compat_xfs_fsop_attrmulti_handlereq {
-	struct compat_xfs_fsop_handlereq hreq;
-	__u32 opcount;
-	compat_uptr_t ops;
-};
-
-typedef struct compat_xfs_fsop_attrmulti_handlereq compat_xfs_fsop_attrmulti_handlereq_t;
-
-struct compat_xfs_fsop_geom_v1 {
-	__u32 blocksize;
-	__u32 rtextsize;
-	__u32 agblocks;
-	__u32 agcount;
-	__u32 logblocks;
-	__u32 sectsize;
-	__u32 inodesize;
-	__u32 imaxpct;
-	__u64 datablocks;
-	__u64 rtblocks;
-	__u64 rtextents;
-	__u64 logstart;
-	unsigned char uuid[16];
-	__u32 sunit;
-	__u32 swidth;
-	__s32 version;
-	__u32 flags;
-	__u32 logsectsize;
-	__u32 rtsectsize;
-	__u32 dirblocksize;
-} __attribute__((packed));
-
-typedef struct compat_xfs_fsop_geom_v1 compat_xfs_fsop_geom_v1_t;
-
-struct compat_xfs_inogrp {
-	__u64 xi_startino;
-	__s32 xi_alloccount;
-	__u64 xi_allocmask;
-} __attribute__((packed));
-
-struct compat_xfs_growfs_data {
-	__u64 newblocks;
-	__u32 imaxpct;
-} __attribute__((packed));
-
-typedef struct compat_xfs_growfs_data compat_xfs_growfs_data_t;
-
-struct compat_xfs_growfs_rt {
-	__u64 newblocks;
-	__u32 extsize;
-} __attribute__((packed));
-
-typedef struct compat_xfs_growfs_rt compat_xfs_growfs_rt_t;
-
 struct p9_qid {
 	u8 type;
 	u32 version;
@@ -70537,7 +56896,7 @@ enum p9_cache_shortcuts {
 };
 
 enum {
-	Opt_debug___3 = 0,
+	Opt_debug = 0,
 	Opt_dfltuid = 1,
 	Opt_dfltgid = 2,
 	Opt_afid = 3,
@@ -70552,7 +56911,7 @@ enum {
 	Opt_access = 12,
 	Opt_posixacl = 13,
 	Opt_locktimeout = 14,
-	Opt_err___4 = 15,
+	Opt_err___2 = 15,
 };
 
 struct debugfs_cancellation {
@@ -70582,10 +56941,10 @@ struct debugfs_fs_info {
 };
 
 enum {
-	Opt_uid___7 = 0,
-	Opt_gid___8 = 1,
-	Opt_mode___6 = 2,
-	Opt_source___2 = 3,
+	Opt_uid___4 = 0,
+	Opt_gid___5 = 1,
+	Opt_mode___5 = 2,
+	Opt_source = 3,
 };
 
 struct debugfs_reg32 {
@@ -70661,9 +57020,9 @@ struct tracefs_fs_info {
 };
 
 enum {
-	Opt_uid___8 = 0,
-	Opt_gid___9 = 1,
-	Opt_mode___7 = 2,
+	Opt_uid___5 = 0,
+	Opt_gid___6 = 1,
+	Opt_mode___6 = 2,
 };
 
 struct eventfs_root_inode {
@@ -70681,6 +57040,16 @@ typedef int __kernel_key_t;
 
 typedef __kernel_key_t key_t;
 
+struct ipc_perm {
+	__kernel_key_t key;
+	__kernel_uid_t uid;
+	__kernel_gid_t gid;
+	__kernel_uid_t cuid;
+	__kernel_gid_t cgid;
+	__kernel_mode_t mode;
+	short unsigned int seq;
+};
+
 struct ipc64_perm {
 	__kernel_key_t key;
 	__kernel_uid32_t uid;
@@ -70693,46 +57062,6 @@ struct ipc64_perm {
 	short unsigned int __pad2;
 	__kernel_ulong_t __unused1;
 	__kernel_ulong_t __unused2;
-};
-
-typedef s32 compat_key_t;
-
-typedef u16 compat_ushort_t;
-
-typedef u32 __compat_gid32_t;
-
-struct compat_ipc64_perm {
-	compat_key_t key;
-	__compat_uid32_t uid;
-	__compat_gid32_t gid;
-	__compat_uid32_t cuid;
-	__compat_gid32_t cgid;
-	compat_mode_t mode;
-	unsigned char __pad1[2];
-	compat_ushort_t seq;
-	compat_ushort_t __pad2;
-	compat_ulong_t unused1;
-	compat_ulong_t unused2;
-};
-
-struct compat_ipc_perm {
-	key_t key;
-	__compat_uid_t uid;
-	__compat_gid_t gid;
-	__compat_uid_t cuid;
-	__compat_gid_t cgid;
-	compat_mode_t mode;
-	short unsigned int seq;
-};
-
-struct ipc_perm {
-	__kernel_key_t key;
-	__kernel_uid_t uid;
-	__kernel_gid_t gid;
-	__kernel_uid_t cuid;
-	__kernel_gid_t cgid;
-	__kernel_mode_t mode;
-	short unsigned int seq;
 };
 
 struct kern_ipc_perm {
@@ -70849,27 +57178,6 @@ struct msginfo {
 	short unsigned int msgseg;
 };
 
-typedef u16 compat_ipc_pid_t;
-
-typedef s32 compat_ssize_t;
-
-struct compat_msqid64_ds {
-	struct compat_ipc64_perm msg_perm;
-	compat_ulong_t msg_stime;
-	compat_ulong_t msg_stime_high;
-	compat_ulong_t msg_rtime;
-	compat_ulong_t msg_rtime_high;
-	compat_ulong_t msg_ctime;
-	compat_ulong_t msg_ctime_high;
-	compat_ulong_t msg_cbytes;
-	compat_ulong_t msg_qnum;
-	compat_ulong_t msg_qbytes;
-	compat_pid_t msg_lspid;
-	compat_pid_t msg_lrpid;
-	compat_ulong_t __unused4;
-	compat_ulong_t __unused5;
-};
-
 struct msg_queue {
 	struct kern_ipc_perm q_perm;
 	time64_t q_stime;
@@ -70900,27 +57208,6 @@ struct msg_sender {
 	struct list_head list;
 	struct task_struct *tsk;
 	size_t msgsz;
-};
-
-struct compat_msqid_ds {
-	struct compat_ipc_perm msg_perm;
-	compat_uptr_t msg_first;
-	compat_uptr_t msg_last;
-	old_time32_t msg_stime;
-	old_time32_t msg_rtime;
-	old_time32_t msg_ctime;
-	compat_ulong_t msg_lcbytes;
-	compat_ulong_t msg_lqbytes;
-	short unsigned int msg_cbytes;
-	short unsigned int msg_qnum;
-	short unsigned int msg_qbytes;
-	compat_ipc_pid_t msg_lspid;
-	compat_ipc_pid_t msg_lrpid;
-};
-
-struct compat_msgbuf {
-	compat_long_t mtype;
-	char mtext[1];
 };
 
 struct sem_undo_list {
@@ -71009,17 +57296,6 @@ struct seminfo {
 	int semaem;
 };
 
-struct compat_semid64_ds {
-	struct compat_ipc64_perm sem_perm;
-	compat_ulong_t sem_otime;
-	compat_ulong_t sem_otime_high;
-	compat_ulong_t sem_ctime;
-	compat_ulong_t sem_ctime_high;
-	compat_ulong_t sem_nsems;
-	compat_ulong_t __unused3;
-	compat_ulong_t __unused4;
-};
-
 struct sem_array {
 	struct kern_ipc_perm sem_perm;
 	time64_t sem_ctime;
@@ -71037,33 +57313,6 @@ struct sem_array {
 	long: 64;
 	long: 64;
 	struct sem sems[0];
-};
-
-struct compat_semid_ds {
-	struct compat_ipc_perm sem_perm;
-	old_time32_t sem_otime;
-	old_time32_t sem_ctime;
-	compat_uptr_t sem_base;
-	compat_uptr_t sem_pending;
-	compat_uptr_t sem_pending_last;
-	compat_uptr_t undo;
-	short unsigned int sem_nsems;
-};
-
-struct compat_shmid64_ds {
-	struct compat_ipc64_perm shm_perm;
-	compat_size_t shm_segsz;
-	compat_ulong_t shm_atime;
-	compat_ulong_t shm_atime_high;
-	compat_ulong_t shm_dtime;
-	compat_ulong_t shm_dtime_high;
-	compat_ulong_t shm_ctime;
-	compat_ulong_t shm_ctime_high;
-	compat_pid_t shm_cpid;
-	compat_pid_t shm_lpid;
-	compat_ulong_t shm_nattch;
-	compat_ulong_t __unused4;
-	compat_ulong_t __unused5;
 };
 
 struct shmid_ds {
@@ -71148,46 +57397,6 @@ struct shm_file_data {
 	const struct vm_operations_struct *vm_ops;
 };
 
-struct compat_shmid_ds {
-	struct compat_ipc_perm shm_perm;
-	int shm_segsz;
-	old_time32_t shm_atime;
-	old_time32_t shm_dtime;
-	old_time32_t shm_ctime;
-	compat_ipc_pid_t shm_cpid;
-	compat_ipc_pid_t shm_lpid;
-	short unsigned int shm_nattch;
-	short unsigned int shm_unused;
-	compat_uptr_t shm_unused2;
-	compat_uptr_t shm_unused3;
-};
-
-struct compat_shminfo64 {
-	compat_ulong_t shmmax;
-	compat_ulong_t shmmin;
-	compat_ulong_t shmmni;
-	compat_ulong_t shmseg;
-	compat_ulong_t shmall;
-	compat_ulong_t __unused1;
-	compat_ulong_t __unused2;
-	compat_ulong_t __unused3;
-	compat_ulong_t __unused4;
-};
-
-struct compat_shm_info {
-	compat_int_t used_ids;
-	compat_ulong_t shm_tot;
-	compat_ulong_t shm_rss;
-	compat_ulong_t shm_swp;
-	compat_ulong_t swap_attempts;
-	compat_ulong_t swap_successes;
-};
-
-struct compat_ipc_kludge {
-	compat_uptr_t msgp;
-	compat_long_t msgtyp;
-};
-
 typedef int __kernel_mqd_t;
 
 typedef __kernel_mqd_t mqd_t;
@@ -71237,14 +57446,6 @@ struct mqueue_inode_info {
 	long unsigned int qsize;
 };
 
-struct compat_mq_attr {
-	compat_long_t mq_flags;
-	compat_long_t mq_maxmsg;
-	compat_long_t mq_msgsize;
-	compat_long_t mq_curmsgs;
-	compat_long_t __reserved[4];
-};
-
 enum key_state {
 	KEY_IS_UNINSTANTIATED = 0,
 	KEY_IS_POSITIVE = 1,
@@ -71260,6 +57461,52 @@ struct key_user {
 	kuid_t uid;
 	int qnkeys;
 	int qnbytes;
+};
+
+struct key_preparsed_payload {
+	const char *orig_description;
+	char *description;
+	union key_payload payload;
+	const void *data;
+	size_t datalen;
+	size_t quotalen;
+	time64_t expiry;
+};
+
+struct key_match_data {
+	bool (*cmp)(const struct key *, const struct key_match_data *);
+	const void *raw_data;
+	void *preparsed;
+	unsigned int lookup_type;
+};
+
+enum kernel_pkey_operation {
+	kernel_pkey_encrypt = 0,
+	kernel_pkey_decrypt = 1,
+	kernel_pkey_sign = 2,
+	kernel_pkey_verify = 3,
+};
+
+struct kernel_pkey_params {
+	struct key *key;
+	const char *encoding;
+	const char *hash_algo;
+	char *info;
+	__u32 in_len;
+	union {
+		__u32 out_len;
+		__u32 in2_len;
+	};
+	enum kernel_pkey_operation op: 8;
+};
+
+struct kernel_pkey_query {
+	__u32 supported_ops;
+	__u32 key_size;
+	__u16 max_data_size;
+	__u16 max_sig_size;
+	__u16 max_enc_size;
+	__u16 max_dec_size;
 };
 
 enum key_notification_subtype {
@@ -71376,10 +57623,23 @@ struct keyctl_pkey_params {
 	__u32 __spare[7];
 };
 
-enum {
-	Opt_err___5 = 0,
-	Opt_enc = 1,
-	Opt_hash = 2,
+struct request_key_auth {
+	struct callback_head rcu;
+	refcount_t usage;
+	struct key *target_key;
+	struct key *dest_keyring;
+	const struct cred *cred;
+	void *callout_info;
+	size_t callout_len;
+	struct pid *pid;
+	char op[8];
+};
+
+struct user_key_payload {
+	struct callback_head rcu;
+	short unsigned int datalen;
+	long: 0;
+	char data[0];
 };
 
 struct vfs_cap_data {
@@ -72052,6 +58312,12 @@ struct unix_sock {
 	struct unix_vertex *vertex;
 	spinlock_t lock;
 	long: 64;
+	long: 64;
+	long: 64;
+	long: 64;
+	long: 64;
+	long: 64;
+	long: 64;
 	struct socket_wq peer_wq;
 	wait_queue_entry_t peer_wake;
 	struct scm_stat scm_stat;
@@ -72062,42 +58328,6 @@ struct unix_address {
 	refcount_t refcnt;
 	int len;
 	struct sockaddr_un name[0];
-};
-
-struct in6_pktinfo {
-	struct in6_addr ipi6_addr;
-	int ipi6_ifindex;
-};
-
-struct ipv6_rt_hdr {
-	__u8 nexthdr;
-	__u8 hdrlen;
-	__u8 type;
-	__u8 segments_left;
-};
-
-struct ipv6_opt_hdr {
-	__u8 nexthdr;
-	__u8 hdrlen;
-};
-
-struct ipv6hdr {
-	__u8 priority: 4;
-	__u8 version: 4;
-	__u8 flow_lbl[3];
-	__be16 payload_len;
-	__u8 nexthdr;
-	__u8 hop_limit;
-	union {
-		struct {
-			struct in6_addr saddr;
-			struct in6_addr daddr;
-		};
-		struct {
-			struct in6_addr saddr;
-			struct in6_addr daddr;
-		} addrs;
-	};
 };
 
 struct ip_options {
@@ -72124,18 +58354,6 @@ struct ip_options_rcu {
 	struct ip_options opt;
 };
 
-struct ipv6_txoptions {
-	refcount_t refcnt;
-	int tot_len;
-	__u16 opt_flen;
-	__u16 opt_nflen;
-	struct ipv6_opt_hdr *hopopt;
-	struct ipv6_opt_hdr *dst0opt;
-	struct ipv6_rt_hdr *srcrt;
-	struct ipv6_opt_hdr *dst1opt;
-	struct callback_head rcu;
-};
-
 struct inet_cork {
 	unsigned int flags;
 	__be32 addr;
@@ -72157,16 +58375,10 @@ struct inet_cork_full {
 	struct flowi fl;
 };
 
-struct ipv6_pinfo;
-
-struct ipv6_fl_socklist;
-
 struct ip_mc_socklist;
 
 struct inet_sock {
 	struct sock sk;
-	struct ipv6_pinfo *pinet6;
-	struct ipv6_fl_socklist *ipv6_fl_list;
 	long unsigned int inet_flags;
 	__be32 inet_saddr;
 	__s16 uc_ttl;
@@ -72185,69 +58397,6 @@ struct inet_sock {
 	u32 local_port_range;
 	struct ip_mc_socklist *mc_list;
 	struct inet_cork_full cork;
-};
-
-struct inet6_cork {
-	struct ipv6_txoptions *opt;
-	u8 hop_limit;
-	u8 tclass;
-	u8 dontfrag: 1;
-};
-
-struct ipv6_mc_socklist;
-
-struct ipv6_ac_socklist;
-
-struct ipv6_pinfo {
-	struct in6_addr saddr;
-	__be32 flow_label;
-	u32 dst_cookie;
-	struct ipv6_txoptions *opt;
-	s16 hop_limit;
-	u8 pmtudisc;
-	u8 tclass;
-	const struct in6_addr *daddr_cache;
-	u8 mcast_hops;
-	u32 frag_size;
-	int ucast_oif;
-	int mcast_oif;
-	union {
-		struct {
-			u16 srcrt: 1;
-			u16 osrcrt: 1;
-			u16 rxinfo: 1;
-			u16 rxoinfo: 1;
-			u16 rxhlim: 1;
-			u16 rxohlim: 1;
-			u16 hopopts: 1;
-			u16 ohopopts: 1;
-			u16 dstopts: 1;
-			u16 odstopts: 1;
-			u16 rxflow: 1;
-			u16 rxtclass: 1;
-			u16 rxpmtu: 1;
-			u16 rxorigdstaddr: 1;
-			u16 recvfragsize: 1;
-		} bits;
-		u16 all;
-	} rxopt;
-	u8 srcprefs;
-	u8 min_hopcount;
-	__be32 rcv_flowinfo;
-	struct in6_pktinfo sticky_pktinfo;
-	struct sk_buff *pktoptions;
-	struct sk_buff *rxpmtu;
-	struct inet6_cork cork;
-	struct ipv6_mc_socklist *ipv6_mc_list;
-	struct ipv6_ac_socklist *ipv6_ac_list;
-};
-
-struct ip6_flowlabel;
-
-struct ipv6_fl_socklist {
-	struct ipv6_fl_socklist *next;
-	struct ip6_flowlabel *fl;
-	struct callback_head rcu;
 };
 
 struct tcphdr {
@@ -72277,23 +58426,6 @@ struct udphdr {
 	__sum16 check;
 };
 
-struct ip6_sf_socklist;
-
-struct ipv6_mc_socklist {
-	struct in6_addr addr;
-	int ifindex;
-	unsigned int sfmode;
-	struct ipv6_mc_socklist *next;
-	struct ip6_sf_socklist *sflist;
-	struct callback_head rcu;
-};
-
-struct ipv6_ac_socklist {
-	struct in6_addr acl_addr;
-	int acl_ifindex;
-	struct ipv6_ac_socklist *acl_next;
-};
-
 struct iphdr {
 	__u8 ihl: 4;
 	__u8 version: 4;
@@ -72314,31 +58446,6 @@ struct iphdr {
 			__be32 daddr;
 		} addrs;
 	};
-};
-
-struct ip6_sf_socklist {
-	unsigned int sl_max;
-	unsigned int sl_count;
-	struct callback_head rcu;
-	struct in6_addr sl_addr[0];
-};
-
-struct ip6_flowlabel {
-	struct ip6_flowlabel *next;
-	__be32 label;
-	atomic_t users;
-	struct in6_addr dst;
-	struct ipv6_txoptions *opt;
-	long unsigned int linger;
-	struct callback_head rcu;
-	u8 share;
-	union {
-		struct pid *pid;
-		kuid_t uid;
-	} owner;
-	long unsigned int lastuse;
-	long unsigned int expires;
-	struct net *fl_net;
 };
 
 struct dccp_hdr {
@@ -73070,6 +59177,69 @@ struct dev_cgroup {
 	enum devcg_behavior behavior;
 };
 
+struct crypto_alg;
+
+struct crypto_tfm {
+	refcount_t refcnt;
+	u32 crt_flags;
+	int node;
+	void (*exit)(struct crypto_tfm *);
+	struct crypto_alg *__crt_alg;
+	void *__crt_ctx[0];
+};
+
+struct cipher_alg {
+	unsigned int cia_min_keysize;
+	unsigned int cia_max_keysize;
+	int (*cia_setkey)(struct crypto_tfm *, const u8 *, unsigned int);
+	void (*cia_encrypt)(struct crypto_tfm *, u8 *, const u8 *);
+	void (*cia_decrypt)(struct crypto_tfm *, u8 *, const u8 *);
+};
+
+struct compress_alg {
+	int (*coa_compress)(struct crypto_tfm *, const u8 *, unsigned int, u8 *, unsigned int *);
+	int (*coa_decompress)(struct crypto_tfm *, const u8 *, unsigned int, u8 *, unsigned int *);
+};
+
+struct crypto_type;
+
+struct crypto_alg {
+	struct list_head cra_list;
+	struct list_head cra_users;
+	u32 cra_flags;
+	unsigned int cra_blocksize;
+	unsigned int cra_ctxsize;
+	unsigned int cra_alignmask;
+	int cra_priority;
+	refcount_t cra_refcnt;
+	char cra_name[128];
+	char cra_driver_name[128];
+	const struct crypto_type *cra_type;
+	union {
+		struct cipher_alg cipher;
+		struct compress_alg compress;
+	} cra_u;
+	int (*cra_init)(struct crypto_tfm *);
+	void (*cra_exit)(struct crypto_tfm *);
+	void (*cra_destroy)(struct crypto_alg *);
+	struct module *cra_module;
+};
+
+struct crypto_instance;
+
+struct crypto_type {
+	unsigned int (*ctxsize)(struct crypto_alg *, u32, u32);
+	unsigned int (*extsize)(struct crypto_alg *);
+	int (*init_tfm)(struct crypto_tfm *);
+	void (*show)(struct seq_file *, struct crypto_alg *);
+	int (*report)(struct sk_buff *, struct crypto_alg *);
+	void (*free)(struct crypto_instance *);
+	unsigned int type;
+	unsigned int maskclear;
+	unsigned int maskset;
+	unsigned int tfmsize;
+};
+
 struct crypto_wait {
 	struct completion completion;
 	int err;
@@ -73437,6 +59607,18 @@ struct crypto_ahash {
 	bool using_shash;
 	unsigned int statesize;
 	unsigned int reqsize;
+	struct crypto_tfm base;
+};
+
+struct crypto_shash;
+
+struct shash_desc {
+	struct crypto_shash *tfm;
+	void *__ctx[0];
+};
+
+struct crypto_shash {
+	unsigned int descsize;
 	struct crypto_tfm base;
 };
 
@@ -74192,321 +60374,21 @@ struct ghash_desc_ctx {
 	u32 bytes;
 };
 
-enum asymmetric_payload_bits {
-	asym_crypto = 0,
-	asym_subtype = 1,
-	asym_key_ids = 2,
-	asym_auth = 3,
+struct disk_stats {
+	u64 nsecs[4];
+	long unsigned int sectors[4];
+	long unsigned int ios[4];
+	long unsigned int merges[4];
+	long unsigned int io_ticks;
+	local_t in_flight[2];
 };
 
-struct asymmetric_key_id {
-	short unsigned int len;
-	unsigned char data[0];
-};
-
-struct asymmetric_key_ids {
-	void *id[3];
-};
-
-struct public_key_signature;
-
-struct asymmetric_key_subtype {
-	struct module *owner;
-	const char *name;
-	short unsigned int name_len;
-	void (*describe)(const struct key *, struct seq_file *);
-	void (*destroy)(void *, void *);
-	int (*query)(const struct kernel_pkey_params *, struct kernel_pkey_query *);
-	int (*eds_op)(struct kernel_pkey_params *, const void *, void *);
-	int (*verify_signature)(const struct key *, const struct public_key_signature *);
-};
-
-struct public_key_signature {
-	struct asymmetric_key_id *auth_ids[3];
-	u8 *s;
-	u8 *digest;
-	u32 s_size;
-	u32 digest_size;
-	const char *pkey_algo;
-	const char *hash_algo;
-	const char *encoding;
-};
-
-struct asymmetric_key_parser {
-	struct list_head link;
-	struct module *owner;
-	const char *name;
-	int (*parse)(struct key_preparsed_payload *);
-};
-
-enum OID {
-	OID_id_dsa_with_sha1 = 0,
-	OID_id_dsa = 1,
-	OID_id_ecPublicKey = 2,
-	OID_id_prime192v1 = 3,
-	OID_id_prime256v1 = 4,
-	OID_id_ecdsa_with_sha1 = 5,
-	OID_id_ecdsa_with_sha224 = 6,
-	OID_id_ecdsa_with_sha256 = 7,
-	OID_id_ecdsa_with_sha384 = 8,
-	OID_id_ecdsa_with_sha512 = 9,
-	OID_rsaEncryption = 10,
-	OID_sha1WithRSAEncryption = 11,
-	OID_sha256WithRSAEncryption = 12,
-	OID_sha384WithRSAEncryption = 13,
-	OID_sha512WithRSAEncryption = 14,
-	OID_sha224WithRSAEncryption = 15,
-	OID_data = 16,
-	OID_signed_data = 17,
-	OID_email_address = 18,
-	OID_contentType = 19,
-	OID_messageDigest = 20,
-	OID_signingTime = 21,
-	OID_smimeCapabilites = 22,
-	OID_smimeAuthenticatedAttrs = 23,
-	OID_mskrb5 = 24,
-	OID_krb5 = 25,
-	OID_krb5u2u = 26,
-	OID_msIndirectData = 27,
-	OID_msStatementType = 28,
-	OID_msSpOpusInfo = 29,
-	OID_msPeImageDataObjId = 30,
-	OID_msIndividualSPKeyPurpose = 31,
-	OID_msOutlookExpress = 32,
-	OID_ntlmssp = 33,
-	OID_negoex = 34,
-	OID_spnego = 35,
-	OID_IAKerb = 36,
-	OID_PKU2U = 37,
-	OID_Scram = 38,
-	OID_certAuthInfoAccess = 39,
-	OID_sha1 = 40,
-	OID_id_ansip384r1 = 41,
-	OID_id_ansip521r1 = 42,
-	OID_sha256 = 43,
-	OID_sha384 = 44,
-	OID_sha512 = 45,
-	OID_sha224 = 46,
-	OID_commonName = 47,
-	OID_surname = 48,
-	OID_countryName = 49,
-	OID_locality = 50,
-	OID_stateOrProvinceName = 51,
-	OID_organizationName = 52,
-	OID_organizationUnitName = 53,
-	OID_title = 54,
-	OID_description = 55,
-	OID_name = 56,
-	OID_givenName = 57,
-	OID_initials = 58,
-	OID_generationalQualifier = 59,
-	OID_subjectKeyIdentifier = 60,
-	OID_keyUsage = 61,
-	OID_subjectAltName = 62,
-	OID_issuerAltName = 63,
-	OID_basicConstraints = 64,
-	OID_crlDistributionPoints = 65,
-	OID_certPolicies = 66,
-	OID_authorityKeyIdentifier = 67,
-	OID_extKeyUsage = 68,
-	OID_NetlogonMechanism = 69,
-	OID_appleLocalKdcSupported = 70,
-	OID_gostCPSignA = 71,
-	OID_gostCPSignB = 72,
-	OID_gostCPSignC = 73,
-	OID_gost2012PKey256 = 74,
-	OID_gost2012PKey512 = 75,
-	OID_gost2012Digest256 = 76,
-	OID_gost2012Digest512 = 77,
-	OID_gost2012Signature256 = 78,
-	OID_gost2012Signature512 = 79,
-	OID_gostTC26Sign256A = 80,
-	OID_gostTC26Sign256B = 81,
-	OID_gostTC26Sign256C = 82,
-	OID_gostTC26Sign256D = 83,
-	OID_gostTC26Sign512A = 84,
-	OID_gostTC26Sign512B = 85,
-	OID_gostTC26Sign512C = 86,
-	OID_sm2 = 87,
-	OID_sm3 = 88,
-	OID_SM2_with_SM3 = 89,
-	OID_sm3WithRSAEncryption = 90,
-	OID_TPMLoadableKey = 91,
-	OID_TPMImportableKey = 92,
-	OID_TPMSealedData = 93,
-	OID_sha3_256 = 94,
-	OID_sha3_384 = 95,
-	OID_sha3_512 = 96,
-	OID_id_ecdsa_with_sha3_256 = 97,
-	OID_id_ecdsa_with_sha3_384 = 98,
-	OID_id_ecdsa_with_sha3_512 = 99,
-	OID_id_rsassa_pkcs1_v1_5_with_sha3_256 = 100,
-	OID_id_rsassa_pkcs1_v1_5_with_sha3_384 = 101,
-	OID_id_rsassa_pkcs1_v1_5_with_sha3_512 = 102,
-	OID__NR = 103,
-};
-
-struct public_key {
-	void *key;
-	u32 keylen;
-	enum OID algo;
-	void *params;
-	u32 paramlen;
-	bool key_is_private;
-	const char *id_type;
-	const char *pkey_algo;
-	long unsigned int key_eflags;
-};
-
-enum x509_actions {
-	ACT_x509_extract_key_data = 0,
-	ACT_x509_extract_name_segment = 1,
-	ACT_x509_note_OID = 2,
-	ACT_x509_note_issuer = 3,
-	ACT_x509_note_not_after = 4,
-	ACT_x509_note_not_before = 5,
-	ACT_x509_note_params = 6,
-	ACT_x509_note_serial = 7,
-	ACT_x509_note_sig_algo = 8,
-	ACT_x509_note_signature = 9,
-	ACT_x509_note_subject = 10,
-	ACT_x509_note_tbs_certificate = 11,
-	ACT_x509_process_extension = 12,
-	NR__x509_actions = 13,
-};
-
-enum x509_akid_actions {
-	ACT_x509_akid_note_kid = 0,
-	ACT_x509_akid_note_name = 1,
-	ACT_x509_akid_note_serial = 2,
-	ACT_x509_extract_name_segment___2 = 3,
-	ACT_x509_note_OID___2 = 4,
-	NR__x509_akid_actions = 5,
-};
-
-struct x509_certificate {
-	struct x509_certificate *next;
-	struct x509_certificate *signer;
-	struct public_key *pub;
-	struct public_key_signature *sig;
-	char *issuer;
-	char *subject;
-	struct asymmetric_key_id *id;
-	struct asymmetric_key_id *skid;
-	time64_t valid_from;
-	time64_t valid_to;
-	const void *tbs;
-	unsigned int tbs_size;
-	unsigned int raw_sig_size;
-	const void *raw_sig;
-	const void *raw_serial;
-	unsigned int raw_serial_size;
-	unsigned int raw_issuer_size;
-	const void *raw_issuer;
-	const void *raw_subject;
-	unsigned int raw_subject_size;
-	unsigned int raw_skid_size;
-	const void *raw_skid;
-	unsigned int index;
-	bool seen;
-	bool verified;
-	bool self_signed;
-	bool unsupported_sig;
-	bool blacklisted;
-};
-
-struct x509_parse_context {
-	struct x509_certificate *cert;
-	long unsigned int data;
-	const void *key;
-	size_t key_size;
-	const void *params;
-	size_t params_size;
-	enum OID key_algo;
-	enum OID last_oid;
-	enum OID sig_algo;
-	u8 o_size;
-	u8 cn_size;
-	u8 email_size;
-	u16 o_offset;
-	u16 cn_offset;
-	u16 email_offset;
-	unsigned int raw_akid_size;
-	const void *raw_akid;
-	const void *akid_raw_issuer;
-	unsigned int akid_raw_issuer_size;
-};
-
-enum blacklist_hash_type {
-	BLACKLIST_HASH_X509_TBS = 1,
-	BLACKLIST_HASH_BINARY = 2,
-};
-
-enum pkcs7_actions {
-	ACT_pkcs7_check_content_type = 0,
-	ACT_pkcs7_extract_cert = 1,
-	ACT_pkcs7_note_OID = 2,
-	ACT_pkcs7_note_certificate_list = 3,
-	ACT_pkcs7_note_content = 4,
-	ACT_pkcs7_note_data = 5,
-	ACT_pkcs7_note_signed_info = 6,
-	ACT_pkcs7_note_signeddata_version = 7,
-	ACT_pkcs7_note_signerinfo_version = 8,
-	ACT_pkcs7_sig_note_authenticated_attr = 9,
-	ACT_pkcs7_sig_note_digest_algo = 10,
-	ACT_pkcs7_sig_note_issuer = 11,
-	ACT_pkcs7_sig_note_pkey_algo = 12,
-	ACT_pkcs7_sig_note_serial = 13,
-	ACT_pkcs7_sig_note_set_of_authattrs = 14,
-	ACT_pkcs7_sig_note_signature = 15,
-	ACT_pkcs7_sig_note_skid = 16,
-	NR__pkcs7_actions = 17,
-};
-
-struct pkcs7_signed_info {
-	struct pkcs7_signed_info *next;
-	struct x509_certificate *signer;
-	unsigned int index;
-	bool unsupported_crypto;
-	bool blacklisted;
-	const void *msgdigest;
-	unsigned int msgdigest_len;
-	unsigned int authattrs_len;
-	const void *authattrs;
-	long unsigned int aa_set;
-	time64_t signing_time;
-	struct public_key_signature *sig;
-};
-
-struct pkcs7_message {
-	struct x509_certificate *certs;
-	struct x509_certificate *crl;
-	struct pkcs7_signed_info *signed_infos;
-	u8 version;
-	bool have_authattrs;
-	enum OID data_type;
-	size_t data_len;
-	size_t data_hdrlen;
-	const void *data;
-};
-
-struct pkcs7_parse_context {
-	struct pkcs7_message *msg;
-	struct pkcs7_signed_info *sinfo;
-	struct pkcs7_signed_info **ppsinfo;
-	struct x509_certificate *certs;
-	struct x509_certificate **ppcerts;
-	long unsigned int data;
-	enum OID last_oid;
-	unsigned int x509_index;
-	unsigned int sinfo_index;
-	const void *raw_serial;
-	unsigned int raw_serial_size;
-	unsigned int raw_issuer_size;
-	const void *raw_issuer;
-	const void *raw_skid;
-	unsigned int raw_skid_size;
-	bool expect_skid;
+enum stat_group {
+	STAT_READ = 0,
+	STAT_WRITE = 1,
+	STAT_DISCARD = 2,
+	STAT_FLUSH = 3,
+	NR_STAT_GROUPS = 4,
 };
 
 enum {
@@ -74532,6 +60414,15 @@ struct io_uring_cmd {
 	u32 cmd_op;
 	u32 flags;
 	u8 pdu[32];
+};
+
+typedef __u32 blk_mq_req_flags_t;
+
+enum hctx_type {
+	HCTX_TYPE_DEFAULT = 0,
+	HCTX_TYPE_READ = 1,
+	HCTX_TYPE_POLL = 2,
+	HCTX_MAX_TYPES = 3,
 };
 
 enum {
@@ -74880,14 +60771,6 @@ enum {
 	BLK_MQ_REQ_PM = 4,
 };
 
-struct trace_event_raw_block_buffer {
-	struct trace_entry ent;
-	dev_t dev;
-	sector_t sector;
-	size_t size;
-	char __data[0];
-};
-
 struct trace_event_raw_block_rq_requeue {
 	struct trace_entry ent;
 	dev_t dev;
@@ -74990,8 +60873,6 @@ struct trace_event_raw_block_rq_remap {
 	char __data[0];
 };
 
-struct trace_event_data_offsets_block_buffer {};
-
 struct trace_event_data_offsets_block_rq_requeue {
 	u32 cmd;
 	const void *cmd_ptr_;
@@ -75020,10 +60901,6 @@ struct trace_event_data_offsets_block_split {};
 struct trace_event_data_offsets_block_bio_remap {};
 
 struct trace_event_data_offsets_block_rq_remap {};
-
-typedef void (*btf_trace_block_touch_buffer)(void *, struct buffer_head *);
-
-typedef void (*btf_trace_block_dirty_buffer)(void *, struct buffer_head *);
 
 typedef void (*btf_trace_block_rq_requeue)(void *, struct request *);
 
@@ -75102,6 +60979,13 @@ enum {
 	REQ_FSEQ_DONE = 8,
 	REQ_FSEQ_ACTIONS = 7,
 	FLUSH_PENDING_TIMEOUT = 5000,
+};
+
+enum blk_default_limits {
+	BLK_MAX_SEGMENTS = 128,
+	BLK_SAFE_MAX_SECTORS = 255,
+	BLK_MAX_SEGMENT_SIZE = 65536,
+	BLK_SEG_BOUNDARY_MASK = 4294967295,
 };
 
 enum blk_integrity_flags {
@@ -75248,8 +61132,6 @@ struct blk_mq_hw_ctx_sysfs_entry {
 	ssize_t (*show)(struct blk_mq_hw_ctx *, char *);
 };
 
-typedef u32 compat_caddr_t;
-
 struct hd_geometry {
 	unsigned char heads;
 	unsigned char sectors;
@@ -75327,20 +61209,6 @@ enum io_uring_cmd_flags {
 	IO_URING_F_CANCEL = 2048,
 	IO_URING_F_COMPAT = 4096,
 	IO_URING_F_TASK_DEAD = 8192,
-};
-
-struct compat_blkpg_ioctl_arg {
-	compat_int_t op;
-	compat_int_t flags;
-	compat_int_t datalen;
-	compat_caddr_t data;
-};
-
-struct compat_hd_geometry {
-	unsigned char heads;
-	unsigned char sectors;
-	short unsigned int cylinders;
-	u32 start;
 };
 
 struct blk_iou_cmd {
@@ -75432,6 +61300,48 @@ struct parsed_partitions {
 typedef struct {
 	struct folio *v;
 } Sector;
+
+struct fat_boot_sector {
+	__u8 ignored[3];
+	__u8 system_id[8];
+	__u8 sector_size[2];
+	__u8 sec_per_clus;
+	__le16 reserved;
+	__u8 fats;
+	__u8 dir_entries[2];
+	__u8 sectors[2];
+	__u8 media;
+	__le16 fat_length;
+	__le16 secs_track;
+	__le16 heads;
+	__le32 hidden;
+	__le32 total_sect;
+	union {
+		struct {
+			__u8 drive_number;
+			__u8 state;
+			__u8 signature;
+			__u8 vol_id[4];
+			__u8 vol_label[11];
+			__u8 fs_type[8];
+		} fat16;
+		struct {
+			__le32 length;
+			__le16 flags;
+			__u8 version[2];
+			__le32 root_cluster;
+			__le16 info_sector;
+			__le16 backup_boot;
+			__le16 reserved2[6];
+			__u8 drive_number;
+			__u8 state;
+			__u8 signature;
+			__u8 vol_id[4];
+			__u8 vol_label[11];
+			__u8 fs_type[8];
+		} fat32;
+	};
+};
 
 struct msdos_partition {
 	u8 boot_ind;
@@ -76252,12 +62162,6 @@ struct show_busy_params {
 	struct blk_mq_hw_ctx *hctx;
 };
 
-struct bd_holder_disk {
-	struct list_head list;
-	struct kobject *holder_dir;
-	int refcnt;
-};
-
 struct io_sqring_offsets {
 	__u32 head;
 	__u32 tail;
@@ -77007,6 +62911,16 @@ struct io_rw {
 	rwf_t flags;
 };
 
+struct __kernel_sockaddr_storage {
+	union {
+		struct {
+			__kernel_sa_family_t ss_family;
+			char __data[126];
+		};
+		void *__align;
+	};
+};
+
 struct user_msghdr {
 	void *msg_name;
 	int msg_namelen;
@@ -77016,6 +62930,10 @@ struct user_msghdr {
 	__kernel_size_t msg_controllen;
 	unsigned int msg_flags;
 };
+
+typedef u32 compat_size_t;
+
+typedef s32 compat_int_t;
 
 struct compat_msghdr {
 	compat_uptr_t msg_name;
@@ -77584,9 +63502,22 @@ struct sg_mapping_iter {
 	unsigned int __flags;
 };
 
+typedef s32 compat_ssize_t;
+
+struct compat_iovec {
+	compat_uptr_t iov_base;
+	compat_size_t iov_len;
+};
+
 typedef size_t (*iov_step_f)(void *, size_t, size_t, void *, void *);
 
 typedef size_t (*iov_ustep_f)(void *, size_t, size_t, void *, void *);
+
+struct lwq {
+	spinlock_t lock;
+	struct llist_node *ready;
+	struct llist_head new;
+};
 
 struct rhashtable_walker {
 	struct list_head list;
@@ -77741,27 +63672,6 @@ struct assoc_array_delete_collapse_context {
 	int slot;
 };
 
-struct xxh32_state {
-	uint32_t total_len_32;
-	uint32_t large_len;
-	uint32_t v1;
-	uint32_t v2;
-	uint32_t v3;
-	uint32_t v4;
-	uint32_t mem32[4];
-	uint32_t memsize;
-};
-
-struct xxh64_state {
-	uint64_t total_len;
-	uint64_t v1;
-	uint64_t v2;
-	uint64_t v3;
-	uint64_t v4;
-	uint64_t mem64[4];
-	uint32_t memsize;
-};
-
 struct gen_pool_chunk {
 	struct list_head next_chunk;
 	atomic_long_t avail;
@@ -77779,577 +63689,6 @@ struct genpool_data_align {
 struct genpool_data_fixed {
 	long unsigned int offset;
 };
-
-typedef struct {
-	unsigned char op;
-	unsigned char bits;
-	short unsigned int val;
-} code;
-
-typedef enum {
-	HEAD = 0,
-	FLAGS = 1,
-	TIME = 2,
-	OS = 3,
-	EXLEN = 4,
-	EXTRA = 5,
-	NAME = 6,
-	COMMENT = 7,
-	HCRC = 8,
-	DICTID = 9,
-	DICT = 10,
-	TYPE = 11,
-	TYPEDO = 12,
-	STORED = 13,
-	COPY = 14,
-	TABLE = 15,
-	LENLENS = 16,
-	CODELENS = 17,
-	LEN = 18,
-	LENEXT = 19,
-	DIST = 20,
-	DISTEXT = 21,
-	MATCH = 22,
-	LIT = 23,
-	CHECK = 24,
-	LENGTH = 25,
-	DONE = 26,
-	BAD = 27,
-	MEM = 28,
-	SYNC = 29,
-} inflate_mode;
-
-struct inflate_state {
-	inflate_mode mode;
-	int last;
-	int wrap;
-	int havedict;
-	int flags;
-	unsigned int dmax;
-	long unsigned int check;
-	long unsigned int total;
-	unsigned int wbits;
-	unsigned int wsize;
-	unsigned int whave;
-	unsigned int write;
-	unsigned char *window;
-	long unsigned int hold;
-	unsigned int bits;
-	unsigned int length;
-	unsigned int offset;
-	unsigned int extra;
-	const code *lencode;
-	const code *distcode;
-	unsigned int lenbits;
-	unsigned int distbits;
-	unsigned int ncode;
-	unsigned int nlen;
-	unsigned int ndist;
-	unsigned int have;
-	code *next;
-	short unsigned int lens[320];
-	short unsigned int work[288];
-	code codes[2048];
-};
-
-union uu {
-	short unsigned int us;
-	unsigned char b[2];
-};
-
-typedef unsigned int uInt;
-
-typedef enum {
-	CODES = 0,
-	LENS = 1,
-	DISTS = 2,
-} codetype;
-
-struct inflate_workspace {
-	struct inflate_state inflate_state;
-	unsigned char working_window[32768];
-};
-
-typedef struct {
-	const uint8_t *externalDict;
-	size_t extDictSize;
-	const uint8_t *prefixEnd;
-	size_t prefixSize;
-} LZ4_streamDecode_t_internal;
-
-typedef union {
-	long long unsigned int table[4];
-	LZ4_streamDecode_t_internal internal_donotuse;
-} LZ4_streamDecode_t;
-
-typedef uint8_t BYTE;
-
-typedef uint16_t U16;
-
-typedef uint32_t U32;
-
-typedef uint64_t U64;
-
-typedef uintptr_t uptrval;
-
-typedef enum {
-	noDict = 0,
-	withPrefix64k = 1,
-	usingExtDict = 2,
-} dict_directive;
-
-typedef enum {
-	endOnOutputSize = 0,
-	endOnInputSize = 1,
-} endCondition_directive;
-
-typedef enum {
-	decode_full_block = 0,
-	partial_decode = 1,
-} earlyEnd_directive;
-
-typedef enum {
-	ZSTD_error_no_error = 0,
-	ZSTD_error_GENERIC = 1,
-	ZSTD_error_prefix_unknown = 10,
-	ZSTD_error_version_unsupported = 12,
-	ZSTD_error_frameParameter_unsupported = 14,
-	ZSTD_error_frameParameter_windowTooLarge = 16,
-	ZSTD_error_corruption_detected = 20,
-	ZSTD_error_checksum_wrong = 22,
-	ZSTD_error_dictionary_corrupted = 30,
-	ZSTD_error_dictionary_wrong = 32,
-	ZSTD_error_dictionaryCreation_failed = 34,
-	ZSTD_error_parameter_unsupported = 40,
-	ZSTD_error_parameter_outOfBound = 42,
-	ZSTD_error_tableLog_tooLarge = 44,
-	ZSTD_error_maxSymbolValue_tooLarge = 46,
-	ZSTD_error_maxSymbolValue_tooSmall = 48,
-	ZSTD_error_stage_wrong = 60,
-	ZSTD_error_init_missing = 62,
-	ZSTD_error_memory_allocation = 64,
-	ZSTD_error_workSpace_tooSmall = 66,
-	ZSTD_error_dstSize_tooSmall = 70,
-	ZSTD_error_srcSize_wrong = 72,
-	ZSTD_error_dstBuffer_null = 74,
-	ZSTD_error_frameIndex_tooLarge = 100,
-	ZSTD_error_seekableIO = 102,
-	ZSTD_error_dstBuffer_wrong = 104,
-	ZSTD_error_srcBuffer_wrong = 105,
-	ZSTD_error_maxCode = 120,
-} ZSTD_ErrorCode;
-
-typedef struct {
-	U16 nextState;
-	BYTE nbAdditionalBits;
-	BYTE nbBits;
-	U32 baseValue;
-} ZSTD_seqSymbol;
-
-typedef U32 HUF_DTable;
-
-typedef struct {
-	ZSTD_seqSymbol LLTable[513];
-	ZSTD_seqSymbol OFTable[257];
-	ZSTD_seqSymbol MLTable[513];
-	HUF_DTable hufTable[4097];
-	U32 rep[3];
-	U32 workspace[157];
-} ZSTD_entropyDTables_t;
-
-typedef enum {
-	ZSTD_frame = 0,
-	ZSTD_skippableFrame = 1,
-} ZSTD_frameType_e;
-
-typedef struct {
-	long long unsigned int frameContentSize;
-	long long unsigned int windowSize;
-	unsigned int blockSizeMax;
-	ZSTD_frameType_e frameType;
-	unsigned int headerSize;
-	unsigned int dictID;
-	unsigned int checksumFlag;
-} ZSTD_frameHeader;
-
-typedef enum {
-	bt_raw = 0,
-	bt_rle = 1,
-	bt_compressed = 2,
-	bt_reserved = 3,
-} blockType_e;
-
-typedef enum {
-	ZSTDds_getFrameHeaderSize = 0,
-	ZSTDds_decodeFrameHeader = 1,
-	ZSTDds_decodeBlockHeader = 2,
-	ZSTDds_decompressBlock = 3,
-	ZSTDds_decompressLastBlock = 4,
-	ZSTDds_checkChecksum = 5,
-	ZSTDds_decodeSkippableHeader = 6,
-	ZSTDds_skipFrame = 7,
-} ZSTD_dStage;
-
-typedef enum {
-	ZSTD_f_zstd1 = 0,
-	ZSTD_f_zstd1_magicless = 1,
-} ZSTD_format_e;
-
-typedef enum {
-	ZSTD_d_validateChecksum = 0,
-	ZSTD_d_ignoreChecksum = 1,
-} ZSTD_forceIgnoreChecksum_e;
-
-typedef void * (*ZSTD_allocFunction)(void *, size_t);
-
-typedef void (*ZSTD_freeFunction)(void *, void *);
-
-typedef struct {
-	ZSTD_allocFunction customAlloc;
-	ZSTD_freeFunction customFree;
-	void *opaque;
-} ZSTD_customMem;
-
-typedef enum {
-	ZSTD_use_indefinitely = -1,
-	ZSTD_dont_use = 0,
-	ZSTD_use_once = 1,
-} ZSTD_dictUses_e;
-
-struct ZSTD_DDict_s;
-
-typedef struct ZSTD_DDict_s ZSTD_DDict;
-
-typedef struct {
-	const ZSTD_DDict **ddictPtrTable;
-	size_t ddictPtrTableSize;
-	size_t ddictPtrCount;
-} ZSTD_DDictHashSet;
-
-typedef enum {
-	ZSTD_rmd_refSingleDDict = 0,
-	ZSTD_rmd_refMultipleDDicts = 1,
-} ZSTD_refMultipleDDicts_e;
-
-typedef enum {
-	zdss_init = 0,
-	zdss_loadHeader = 1,
-	zdss_read = 2,
-	zdss_load = 3,
-	zdss_flush = 4,
-} ZSTD_dStreamStage;
-
-typedef enum {
-	ZSTD_bm_buffered = 0,
-	ZSTD_bm_stable = 1,
-} ZSTD_bufferMode_e;
-
-struct ZSTD_outBuffer_s {
-	void *dst;
-	size_t size;
-	size_t pos;
-};
-
-typedef struct ZSTD_outBuffer_s ZSTD_outBuffer;
-
-typedef enum {
-	ZSTD_not_in_dst = 0,
-	ZSTD_in_dst = 1,
-	ZSTD_split = 2,
-} ZSTD_litLocation_e;
-
-struct ZSTD_DCtx_s {
-	const ZSTD_seqSymbol *LLTptr;
-	const ZSTD_seqSymbol *MLTptr;
-	const ZSTD_seqSymbol *OFTptr;
-	const HUF_DTable *HUFptr;
-	ZSTD_entropyDTables_t entropy;
-	U32 workspace[640];
-	const void *previousDstEnd;
-	const void *prefixStart;
-	const void *virtualStart;
-	const void *dictEnd;
-	size_t expected;
-	ZSTD_frameHeader fParams;
-	U64 processedCSize;
-	U64 decodedSize;
-	blockType_e bType;
-	ZSTD_dStage stage;
-	U32 litEntropy;
-	U32 fseEntropy;
-	struct xxh64_state xxhState;
-	size_t headerSize;
-	ZSTD_format_e format;
-	ZSTD_forceIgnoreChecksum_e forceIgnoreChecksum;
-	U32 validateChecksum;
-	const BYTE *litPtr;
-	ZSTD_customMem customMem;
-	size_t litSize;
-	size_t rleSize;
-	size_t staticSize;
-	int bmi2;
-	ZSTD_DDict *ddictLocal;
-	const ZSTD_DDict *ddict;
-	U32 dictID;
-	int ddictIsCold;
-	ZSTD_dictUses_e dictUses;
-	ZSTD_DDictHashSet *ddictSet;
-	ZSTD_refMultipleDDicts_e refMultipleDDicts;
-	ZSTD_dStreamStage streamStage;
-	char *inBuff;
-	size_t inBuffSize;
-	size_t inPos;
-	size_t maxWindowSize;
-	char *outBuff;
-	size_t outBuffSize;
-	size_t outStart;
-	size_t outEnd;
-	size_t lhSize;
-	U32 hostageByte;
-	int noForwardProgress;
-	ZSTD_bufferMode_e outBufferMode;
-	ZSTD_outBuffer expectedOutBuffer;
-	BYTE *litBuffer;
-	const BYTE *litBufferEnd;
-	ZSTD_litLocation_e litBufferLocation;
-	BYTE litExtraBuffer[65568];
-	BYTE headerBuffer[18];
-	size_t oversizedDuration;
-};
-
-typedef struct ZSTD_DCtx_s ZSTD_DCtx;
-
-struct ZSTD_inBuffer_s {
-	const void *src;
-	size_t size;
-	size_t pos;
-};
-
-typedef struct ZSTD_inBuffer_s ZSTD_inBuffer;
-
-typedef ZSTD_DCtx ZSTD_DStream;
-
-struct ZSTD_DDict_s {
-	void *dictBuffer;
-	const void *dictContent;
-	size_t dictSize;
-	ZSTD_entropyDTables_t entropy;
-	U32 dictID;
-	U32 entropyPresent;
-	ZSTD_customMem cMem;
-};
-
-typedef enum {
-	ZSTD_dct_auto = 0,
-	ZSTD_dct_rawContent = 1,
-	ZSTD_dct_fullDict = 2,
-} ZSTD_dictContentType_e;
-
-typedef enum {
-	ZSTD_dlm_byCopy = 0,
-	ZSTD_dlm_byRef = 1,
-} ZSTD_dictLoadMethod_e;
-
-typedef ZSTD_ErrorCode zstd_error_code;
-
-typedef ZSTD_customMem zstd_custom_mem;
-
-typedef ZSTD_DCtx zstd_dctx;
-
-typedef ZSTD_DDict zstd_ddict;
-
-typedef ZSTD_inBuffer zstd_in_buffer;
-
-typedef ZSTD_outBuffer zstd_out_buffer;
-
-typedef ZSTD_DStream zstd_dstream;
-
-typedef ZSTD_frameHeader zstd_frame_header;
-
-typedef s16 int16_t;
-
-typedef uint8_t U8;
-
-typedef int16_t S16;
-
-typedef struct {
-	size_t bitContainer;
-	unsigned int bitsConsumed;
-	const char *ptr;
-	const char *start;
-	const char *limitPtr;
-} BIT_DStream_t;
-
-typedef enum {
-	BIT_DStream_unfinished = 0,
-	BIT_DStream_endOfBuffer = 1,
-	BIT_DStream_completed = 2,
-	BIT_DStream_overflow = 3,
-} BIT_DStream_status;
-
-typedef struct {
-	BYTE maxTableLog;
-	BYTE tableType;
-	BYTE tableLog;
-	BYTE reserved;
-} DTableDesc;
-
-typedef struct {
-	BYTE nbBits;
-	BYTE byte;
-} HUF_DEltX1;
-
-typedef struct {
-	U32 rankVal[13];
-	U32 rankStart[13];
-	U32 statsWksp[218];
-	BYTE symbols[256];
-	BYTE huffWeight[256];
-} HUF_ReadDTableX1_Workspace;
-
-typedef struct {
-	U16 sequence;
-	BYTE nbBits;
-	BYTE length;
-} HUF_DEltX2;
-
-typedef struct {
-	BYTE symbol;
-} sortedSymbol_t;
-
-typedef U32 rankValCol_t[13];
-
-typedef struct {
-	U32 rankVal[156];
-	U32 rankStats[13];
-	U32 rankStart0[15];
-	sortedSymbol_t sortedSymbol[256];
-	BYTE weightList[256];
-	U32 calleeWksp[218];
-} HUF_ReadDTableX2_Workspace;
-
-typedef struct {
-	U32 tableTime;
-	U32 decode256Time;
-} algo_time_t;
-
-typedef struct {
-	U32 f1c;
-	U32 f1d;
-	U32 f7b;
-	U32 f7c;
-} ZSTD_cpuid_t;
-
-typedef struct {
-	size_t error;
-	int lowerBound;
-	int upperBound;
-} ZSTD_bounds;
-
-typedef enum {
-	ZSTD_reset_session_only = 1,
-	ZSTD_reset_parameters = 2,
-	ZSTD_reset_session_and_parameters = 3,
-} ZSTD_ResetDirective;
-
-typedef enum {
-	ZSTD_d_windowLogMax = 100,
-	ZSTD_d_experimentalParam1 = 1000,
-	ZSTD_d_experimentalParam2 = 1001,
-	ZSTD_d_experimentalParam3 = 1002,
-	ZSTD_d_experimentalParam4 = 1003,
-} ZSTD_dParameter;
-
-typedef enum {
-	ZSTDnit_frameHeader = 0,
-	ZSTDnit_blockHeader = 1,
-	ZSTDnit_block = 2,
-	ZSTDnit_lastBlock = 3,
-	ZSTDnit_checksum = 4,
-	ZSTDnit_skippableFrame = 5,
-} ZSTD_nextInputType_e;
-
-typedef struct {
-	size_t compressedSize;
-	long long unsigned int decompressedBound;
-} ZSTD_frameSizeInfo;
-
-typedef struct {
-	blockType_e blockType;
-	U32 lastBlock;
-	U32 origSize;
-} blockProperties_t;
-
-typedef enum {
-	not_streaming = 0,
-	is_streaming = 1,
-} streaming_operation;
-
-typedef enum {
-	set_basic = 0,
-	set_rle = 1,
-	set_compressed = 2,
-	set_repeat = 3,
-} symbolEncodingType_e;
-
-typedef enum {
-	ZSTD_no_overlap = 0,
-	ZSTD_overlap_src_before_dst = 1,
-} ZSTD_overlap_e;
-
-typedef struct {
-	U32 fastMode;
-	U32 tableLog;
-} ZSTD_seqSymbol_header;
-
-typedef struct {
-	size_t litLength;
-	size_t matchLength;
-	size_t offset;
-} seq_t;
-
-typedef struct {
-	size_t state;
-	const ZSTD_seqSymbol *table;
-} ZSTD_fseState;
-
-typedef struct {
-	BIT_DStream_t DStream;
-	ZSTD_fseState stateLL;
-	ZSTD_fseState stateOffb;
-	ZSTD_fseState stateML;
-	size_t prevOffset[3];
-} seqState_t;
-
-typedef enum {
-	ZSTD_lo_isRegularOffset = 0,
-	ZSTD_lo_isLongOffset = 1,
-} ZSTD_longOffset_e;
-
-typedef ZSTD_ErrorCode ERR_enum;
-
-typedef unsigned int FSE_DTable;
-
-typedef struct {
-	size_t state;
-	const void *table;
-} FSE_DState_t;
-
-typedef struct {
-	U16 tableLog;
-	U16 fastMode;
-} FSE_DTableHeader;
-
-typedef struct {
-	short unsigned int newState;
-	unsigned char symbol;
-	unsigned char nbBits;
-} FSE_decode_t;
-
-typedef struct {
-	short int ncount[256];
-	FSE_DTable dtable[0];
-} FSE_DecompressWksp;
 
 enum xz_mode {
 	XZ_SINGLE = 0,
@@ -78766,21 +64105,6 @@ enum depot_counter_id {
 	DEPOT_COUNTER_COUNT = 6,
 };
 
-struct font_desc {
-	int idx;
-	const char *name;
-	unsigned int width;
-	unsigned int height;
-	unsigned int charcount;
-	const void *data;
-	int pref;
-};
-
-struct font_data {
-	unsigned int extra[4];
-	const unsigned char data[0];
-};
-
 struct node_groups {
 	unsigned int id;
 	union {
@@ -79146,7 +64470,6 @@ struct pci_host_bridge {
 	unsigned int size_windows: 1;
 	unsigned int msi_domain: 1;
 	resource_size_t (*align_resource)(struct pci_dev *, const struct resource *, resource_size_t, resource_size_t, resource_size_t);
-	long: 64;
 	long: 64;
 	long unsigned int private[0];
 };
@@ -80011,6 +65334,17 @@ enum acpi_attr_enum {
 	ACPI_ATTR_INDEX_SHOW = 1,
 };
 
+enum bus_notifier_event {
+	BUS_NOTIFY_ADD_DEVICE = 0,
+	BUS_NOTIFY_DEL_DEVICE = 1,
+	BUS_NOTIFY_REMOVED_DEVICE = 2,
+	BUS_NOTIFY_BIND_DRIVER = 3,
+	BUS_NOTIFY_BOUND_DRIVER = 4,
+	BUS_NOTIFY_UNBIND_DRIVER = 5,
+	BUS_NOTIFY_UNBOUND_DRIVER = 6,
+	BUS_NOTIFY_DRIVER_NOT_BOUND = 7,
+};
+
 enum vesa_blank_mode {
 	VESA_NO_BLANKING = 0,
 	VESA_VSYNC_SUSPEND = 1,
@@ -80493,22 +65827,11 @@ struct nvs_region {
 	struct list_head node;
 };
 
-struct nvs_page {
-	long unsigned int phys_start;
-	unsigned int size;
-	void *kaddr;
-	void *data;
-	bool unmap;
-	struct list_head node;
-};
-
 struct acpi_wakeup_handler {
 	struct list_head list_node;
 	bool (*wakeup)(void *);
 	void *context;
 };
-
-typedef u32 acpi_event_status;
 
 struct acpi_hardware_id {
 	struct list_head list;
@@ -80534,13 +65857,6 @@ struct acpi_data_node_attr {
 
 typedef void (*acpi_notify_handler)(acpi_handle, u32, void *);
 
-struct acpi_device_physical_node {
-	struct list_head node;
-	struct device *dev;
-	unsigned int node_id;
-	bool put_online: 1;
-};
-
 typedef void (*acpi_object_handler)(acpi_handle, void *);
 
 typedef acpi_status (*acpi_table_handler)(u32, void *, void *);
@@ -80564,6 +65880,13 @@ struct acpi_driver {
 	unsigned int flags;
 	struct acpi_device_ops ops;
 	struct device_driver drv;
+};
+
+struct acpi_device_physical_node {
+	struct list_head node;
+	struct device *dev;
+	unsigned int node_id;
+	bool put_online: 1;
 };
 
 struct acpi_osc_context {
@@ -81379,6 +66702,8 @@ struct acpi_processor_errata {
 	} piix4;
 };
 
+typedef u32 acpi_event_status;
+
 typedef u32 (*acpi_gpe_handler)(acpi_handle, u32, void *);
 
 typedef acpi_status (*acpi_adr_space_handler)(u32, acpi_physical_address, u32, u64 *, void *, void *);
@@ -81732,72 +67057,6 @@ struct lpit_residency_info {
 };
 
 typedef u64 acpi_integer;
-
-struct acpi_prmt_module_info {
-	u16 revision;
-	u16 length;
-	u8 module_guid[16];
-	u16 major_rev;
-	u16 minor_rev;
-	u16 handler_info_count;
-	u32 handler_info_offset;
-	u64 mmio_list_pointer;
-} __attribute__((packed));
-
-struct acpi_prmt_handler_info {
-	u16 revision;
-	u16 length;
-	u8 handler_guid[16];
-	u64 handler_address;
-	u64 static_data_buffer_address;
-	u64 acpi_param_buffer_address;
-} __attribute__((packed));
-
-struct prm_mmio_addr_range {
-	u64 phys_addr;
-	u64 virt_addr;
-	u32 length;
-} __attribute__((packed));
-
-struct prm_mmio_info {
-	u64 mmio_count;
-	struct prm_mmio_addr_range addr_ranges[0];
-};
-
-struct prm_buffer {
-	u8 prm_status;
-	u64 efi_status;
-	u8 prm_cmd;
-	guid_t handler_guid;
-} __attribute__((packed));
-
-struct prm_context_buffer {
-	char signature[4];
-	u16 revision;
-	u16 reserved;
-	guid_t identifier;
-	u64 static_data_buffer;
-	struct prm_mmio_info *mmio_ranges;
-};
-
-struct prm_handler_info {
-	efi_guid_t guid;
-	efi_status_t (*handler_addr)(u64, void *);
-	u64 static_data_buffer_addr;
-	u64 acpi_param_buffer_addr;
-	struct list_head handler_list;
-};
-
-struct prm_module_info {
-	guid_t guid;
-	u16 major_rev;
-	u16 minor_rev;
-	u16 handler_count;
-	struct prm_mmio_info *mmio_info;
-	bool updatable;
-	struct list_head module_list;
-	struct prm_handler_info handlers[0];
-};
 
 struct acpi_pcc_info {
 	u8 subspace_id;
@@ -84631,144 +69890,6 @@ struct acpi_offsets {
 	u8 mode;
 };
 
-struct acpi_table_bgrt {
-	struct acpi_table_header header;
-	u16 version;
-	u8 status;
-	u8 image_type;
-	u64 image_address;
-	u32 image_offset_x;
-	u32 image_offset_y;
-};
-
-struct acpi_pcct_shared_memory {
-	u32 signature;
-	u16 command;
-	u16 status;
-};
-
-struct cpc_register_resource {
-	acpi_object_type type;
-	u64 *sys_mem_vaddr;
-	union {
-		struct cpc_reg reg;
-		u64 int_value;
-	} cpc_entry;
-};
-
-struct cpc_desc {
-	int num_entries;
-	int version;
-	int cpu_id;
-	int write_cmd_status;
-	int write_cmd_id;
-	raw_spinlock_t rmw_lock;
-	struct cpc_register_resource cpc_regs[21];
-	struct acpi_psd_package domain_info;
-	struct kobject kobj;
-};
-
-enum cppc_regs {
-	HIGHEST_PERF = 0,
-	NOMINAL_PERF = 1,
-	LOW_NON_LINEAR_PERF = 2,
-	LOWEST_PERF = 3,
-	GUARANTEED_PERF = 4,
-	DESIRED_PERF = 5,
-	MIN_PERF = 6,
-	MAX_PERF = 7,
-	PERF_REDUC_TOLERANCE = 8,
-	TIME_WINDOW = 9,
-	CTR_WRAP_TIME = 10,
-	REFERENCE_CTR = 11,
-	DELIVERED_CTR = 12,
-	PERF_LIMITED = 13,
-	ENABLE = 14,
-	AUTO_SEL_ENABLE = 15,
-	AUTO_ACT_WINDOW = 16,
-	ENERGY_PERF = 17,
-	REFERENCE_PERF = 18,
-	LOWEST_FREQ = 19,
-	NOMINAL_FREQ = 20,
-};
-
-struct cppc_perf_ctrls {
-	u32 max_perf;
-	u32 min_perf;
-	u32 desired_perf;
-	u32 energy_perf;
-};
-
-struct cppc_perf_fb_ctrs {
-	u64 reference;
-	u64 delivered;
-	u64 reference_perf;
-	u64 wraparound_time;
-};
-
-struct cppc_cpudata {
-	struct list_head node;
-	struct cppc_perf_caps perf_caps;
-	struct cppc_perf_ctrls perf_ctrls;
-	struct cppc_perf_fb_ctrs perf_fb_ctrs;
-	unsigned int shared_type;
-	cpumask_var_t shared_cpu_map;
-};
-
-struct cppc_pcc_data {
-	struct pcc_mbox_chan *pcc_channel;
-	void *pcc_comm_addr;
-	bool pcc_channel_acquired;
-	unsigned int deadline_us;
-	unsigned int pcc_mpar;
-	unsigned int pcc_mrtt;
-	unsigned int pcc_nominal;
-	bool pending_pcc_write_cmd;
-	bool platform_owns_pcc;
-	unsigned int pcc_write_cnt;
-	struct rw_semaphore pcc_lock;
-	wait_queue_head_t pcc_write_wait_q;
-	ktime_t last_cmd_cmpl_time;
-	ktime_t last_mpar_reset;
-	int mpar_count;
-	int refcount;
-};
-
-struct acpi_s2idle_dev_ops {
-	struct list_head list_node;
-	void (*prepare)(void);
-	void (*check)(void);
-	void (*restore)(void);
-};
-
-struct lpi_device_info {
-	char *name;
-	int enabled;
-	union acpi_object *package;
-};
-
-struct lpi_device_constraint {
-	int uid;
-	int min_dstate;
-	int function_states;
-};
-
-struct lpi_constraints {
-	acpi_handle handle;
-	int min_dstate;
-};
-
-struct lpi_device_constraint_amd {
-	char *name;
-	int enabled;
-	int function_states;
-	int min_dstate;
-};
-
-struct amd_lps0_hid_device_data {
-	const bool check_off_by_one;
-};
-
 struct override_status_id {
 	struct acpi_device_id hid[2];
 	struct x86_cpu_id cpu_ids[2];
@@ -84844,681 +69965,6 @@ struct pnp_fixup {
 struct acpipnp_parse_option_s {
 	struct pnp_dev *dev;
 	unsigned int option_flags;
-};
-
-typedef s32 dma_cookie_t;
-
-enum dma_status {
-	DMA_COMPLETE = 0,
-	DMA_IN_PROGRESS = 1,
-	DMA_PAUSED = 2,
-	DMA_ERROR = 3,
-	DMA_OUT_OF_ORDER = 4,
-};
-
-enum dma_transaction_type {
-	DMA_MEMCPY = 0,
-	DMA_XOR = 1,
-	DMA_PQ = 2,
-	DMA_XOR_VAL = 3,
-	DMA_PQ_VAL = 4,
-	DMA_MEMSET = 5,
-	DMA_MEMSET_SG = 6,
-	DMA_INTERRUPT = 7,
-	DMA_PRIVATE = 8,
-	DMA_ASYNC_TX = 9,
-	DMA_SLAVE = 10,
-	DMA_CYCLIC = 11,
-	DMA_INTERLEAVE = 12,
-	DMA_COMPLETION_NO_ORDER = 13,
-	DMA_REPEAT = 14,
-	DMA_LOAD_EOT = 15,
-	DMA_TX_TYPE_END = 16,
-};
-
-enum dma_transfer_direction {
-	DMA_MEM_TO_MEM = 0,
-	DMA_MEM_TO_DEV = 1,
-	DMA_DEV_TO_MEM = 2,
-	DMA_DEV_TO_DEV = 3,
-	DMA_TRANS_NONE = 4,
-};
-
-struct data_chunk {
-	size_t size;
-	size_t icg;
-	size_t dst_icg;
-	size_t src_icg;
-};
-
-struct dma_interleaved_template {
-	dma_addr_t src_start;
-	dma_addr_t dst_start;
-	enum dma_transfer_direction dir;
-	bool src_inc;
-	bool dst_inc;
-	bool src_sgl;
-	bool dst_sgl;
-	size_t numf;
-	size_t frame_size;
-	struct data_chunk sgl[0];
-};
-
-struct dma_vec {
-	dma_addr_t addr;
-	size_t len;
-};
-
-enum dma_ctrl_flags {
-	DMA_PREP_INTERRUPT = 1,
-	DMA_CTRL_ACK = 2,
-	DMA_PREP_PQ_DISABLE_P = 4,
-	DMA_PREP_PQ_DISABLE_Q = 8,
-	DMA_PREP_CONTINUE = 16,
-	DMA_PREP_FENCE = 32,
-	DMA_CTRL_REUSE = 64,
-	DMA_PREP_CMD = 128,
-	DMA_PREP_REPEAT = 256,
-	DMA_PREP_LOAD_EOT = 512,
-};
-
-enum sum_check_bits {
-	SUM_CHECK_P = 0,
-	SUM_CHECK_Q = 1,
-};
-
-enum sum_check_flags {
-	SUM_CHECK_P_RESULT = 1,
-	SUM_CHECK_Q_RESULT = 2,
-};
-
-typedef struct {
-	long unsigned int bits[1];
-} dma_cap_mask_t;
-
-enum dma_desc_metadata_mode {
-	DESC_METADATA_NONE = 0,
-	DESC_METADATA_CLIENT = 1,
-	DESC_METADATA_ENGINE = 2,
-};
-
-struct dma_chan_percpu {
-	long unsigned int memcpy_count;
-	long unsigned int bytes_transferred;
-};
-
-struct dma_router {
-	struct device *dev;
-	void (*route_free)(struct device *, void *);
-};
-
-struct dma_device;
-
-struct dma_chan_dev;
-
-struct dma_chan___2 {
-	struct dma_device *device;
-	struct device *slave;
-	dma_cookie_t cookie;
-	dma_cookie_t completed_cookie;
-	int chan_id;
-	struct dma_chan_dev *dev;
-	const char *name;
-	char *dbg_client_name;
-	struct list_head device_node;
-	struct dma_chan_percpu *local;
-	int client_count;
-	int table_count;
-	struct dma_router *router;
-	void *route_data;
-	void *private;
-};
-
-typedef bool (*dma_filter_fn)(struct dma_chan___2 *, void *);
-
-struct dma_slave_map;
-
-struct dma_filter {
-	dma_filter_fn fn;
-	int mapcnt;
-	const struct dma_slave_map *map;
-};
-
-enum dmaengine_alignment {
-	DMAENGINE_ALIGN_1_BYTE = 0,
-	DMAENGINE_ALIGN_2_BYTES = 1,
-	DMAENGINE_ALIGN_4_BYTES = 2,
-	DMAENGINE_ALIGN_8_BYTES = 3,
-	DMAENGINE_ALIGN_16_BYTES = 4,
-	DMAENGINE_ALIGN_32_BYTES = 5,
-	DMAENGINE_ALIGN_64_BYTES = 6,
-	DMAENGINE_ALIGN_128_BYTES = 7,
-	DMAENGINE_ALIGN_256_BYTES = 8,
-};
-
-enum dma_residue_granularity {
-	DMA_RESIDUE_GRANULARITY_DESCRIPTOR = 0,
-	DMA_RESIDUE_GRANULARITY_SEGMENT = 1,
-	DMA_RESIDUE_GRANULARITY_BURST = 2,
-};
-
-struct dma_async_tx_descriptor;
-
-struct dma_slave_caps;
-
-struct dma_slave_config;
-
-struct dma_tx_state;
-
-struct dma_device {
-	struct kref ref;
-	unsigned int chancnt;
-	unsigned int privatecnt;
-	struct list_head channels;
-	struct list_head global_node;
-	struct dma_filter filter;
-	dma_cap_mask_t cap_mask;
-	enum dma_desc_metadata_mode desc_metadata_modes;
-	short unsigned int max_xor;
-	short unsigned int max_pq;
-	enum dmaengine_alignment copy_align;
-	enum dmaengine_alignment xor_align;
-	enum dmaengine_alignment pq_align;
-	enum dmaengine_alignment fill_align;
-	int dev_id;
-	struct device *dev;
-	struct module *owner;
-	struct ida chan_ida;
-	u32 src_addr_widths;
-	u32 dst_addr_widths;
-	u32 directions;
-	u32 min_burst;
-	u32 max_burst;
-	u32 max_sg_burst;
-	bool descriptor_reuse;
-	enum dma_residue_granularity residue_granularity;
-	int (*device_alloc_chan_resources)(struct dma_chan___2 *);
-	int (*device_router_config)(struct dma_chan___2 *);
-	void (*device_free_chan_resources)(struct dma_chan___2 *);
-	struct dma_async_tx_descriptor * (*device_prep_dma_memcpy)(struct dma_chan___2 *, dma_addr_t, dma_addr_t, size_t, long unsigned int);
-	struct dma_async_tx_descriptor * (*device_prep_dma_xor)(struct dma_chan___2 *, dma_addr_t, dma_addr_t *, unsigned int, size_t, long unsigned int);
-	struct dma_async_tx_descriptor * (*device_prep_dma_xor_val)(struct dma_chan___2 *, dma_addr_t *, unsigned int, size_t, enum sum_check_flags *, long unsigned int);
-	struct dma_async_tx_descriptor * (*device_prep_dma_pq)(struct dma_chan___2 *, dma_addr_t *, dma_addr_t *, unsigned int, const unsigned char *, size_t, long unsigned int);
-	struct dma_async_tx_descriptor * (*device_prep_dma_pq_val)(struct dma_chan___2 *, dma_addr_t *, dma_addr_t *, unsigned int, const unsigned char *, size_t, enum sum_check_flags *, long unsigned int);
-	struct dma_async_tx_descriptor * (*device_prep_dma_memset)(struct dma_chan___2 *, dma_addr_t, int, size_t, long unsigned int);
-	struct dma_async_tx_descriptor * (*device_prep_dma_memset_sg)(struct dma_chan___2 *, struct scatterlist *, unsigned int, int, long unsigned int);
-	struct dma_async_tx_descriptor * (*device_prep_dma_interrupt)(struct dma_chan___2 *, long unsigned int);
-	struct dma_async_tx_descriptor * (*device_prep_peripheral_dma_vec)(struct dma_chan___2 *, const struct dma_vec *, size_t, enum dma_transfer_direction, long unsigned int);
-	struct dma_async_tx_descriptor * (*device_prep_slave_sg)(struct dma_chan___2 *, struct scatterlist *, unsigned int, enum dma_transfer_direction, long unsigned int, void *);
-	struct dma_async_tx_descriptor * (*device_prep_dma_cyclic)(struct dma_chan___2 *, dma_addr_t, size_t, size_t, enum dma_transfer_direction, long unsigned int);
-	struct dma_async_tx_descriptor * (*device_prep_interleaved_dma)(struct dma_chan___2 *, struct dma_interleaved_template *, long unsigned int);
-	struct dma_async_tx_descriptor * (*device_prep_dma_imm_data)(struct dma_chan___2 *, dma_addr_t, u64, long unsigned int);
-	void (*device_caps)(struct dma_chan___2 *, struct dma_slave_caps *);
-	int (*device_config)(struct dma_chan___2 *, struct dma_slave_config *);
-	int (*device_pause)(struct dma_chan___2 *);
-	int (*device_resume)(struct dma_chan___2 *);
-	int (*device_terminate_all)(struct dma_chan___2 *);
-	void (*device_synchronize)(struct dma_chan___2 *);
-	enum dma_status (*device_tx_status)(struct dma_chan___2 *, dma_cookie_t, struct dma_tx_state *);
-	void (*device_issue_pending)(struct dma_chan___2 *);
-	void (*device_release)(struct dma_device *);
-	void (*dbg_summary_show)(struct seq_file *, struct dma_device *);
-	struct dentry *dbg_dev_root;
-};
-
-struct dma_chan_dev {
-	struct dma_chan___2 *chan;
-	struct device device;
-	int dev_id;
-	bool chan_dma_dev;
-};
-
-enum dma_slave_buswidth {
-	DMA_SLAVE_BUSWIDTH_UNDEFINED = 0,
-	DMA_SLAVE_BUSWIDTH_1_BYTE = 1,
-	DMA_SLAVE_BUSWIDTH_2_BYTES = 2,
-	DMA_SLAVE_BUSWIDTH_3_BYTES = 3,
-	DMA_SLAVE_BUSWIDTH_4_BYTES = 4,
-	DMA_SLAVE_BUSWIDTH_8_BYTES = 8,
-	DMA_SLAVE_BUSWIDTH_16_BYTES = 16,
-	DMA_SLAVE_BUSWIDTH_32_BYTES = 32,
-	DMA_SLAVE_BUSWIDTH_64_BYTES = 64,
-	DMA_SLAVE_BUSWIDTH_128_BYTES = 128,
-};
-
-struct dma_slave_config {
-	enum dma_transfer_direction direction;
-	phys_addr_t src_addr;
-	phys_addr_t dst_addr;
-	enum dma_slave_buswidth src_addr_width;
-	enum dma_slave_buswidth dst_addr_width;
-	u32 src_maxburst;
-	u32 dst_maxburst;
-	u32 src_port_window_size;
-	u32 dst_port_window_size;
-	bool device_fc;
-	void *peripheral_config;
-	size_t peripheral_size;
-};
-
-struct dma_slave_caps {
-	u32 src_addr_widths;
-	u32 dst_addr_widths;
-	u32 directions;
-	u32 min_burst;
-	u32 max_burst;
-	u32 max_sg_burst;
-	bool cmd_pause;
-	bool cmd_resume;
-	bool cmd_terminate;
-	enum dma_residue_granularity residue_granularity;
-	bool descriptor_reuse;
-};
-
-typedef void (*dma_async_tx_callback)(void *);
-
-enum dmaengine_tx_result {
-	DMA_TRANS_NOERROR = 0,
-	DMA_TRANS_READ_FAILED = 1,
-	DMA_TRANS_WRITE_FAILED = 2,
-	DMA_TRANS_ABORTED = 3,
-};
-
-struct dmaengine_result {
-	enum dmaengine_tx_result result;
-	u32 residue;
-};
-
-typedef void (*dma_async_tx_callback_result)(void *, const struct dmaengine_result *);
-
-struct dmaengine_unmap_data {
-	u8 map_cnt;
-	u8 to_cnt;
-	u8 from_cnt;
-	u8 bidi_cnt;
-	struct device *dev;
-	struct kref kref;
-	size_t len;
-	dma_addr_t addr[0];
-};
-
-struct dma_descriptor_metadata_ops {
-	int (*attach)(struct dma_async_tx_descriptor *, void *, size_t);
-	void * (*get_ptr)(struct dma_async_tx_descriptor *, size_t *, size_t *);
-	int (*set_len)(struct dma_async_tx_descriptor *, size_t);
-};
-
-struct dma_async_tx_descriptor {
-	dma_cookie_t cookie;
-	enum dma_ctrl_flags flags;
-	dma_addr_t phys;
-	struct dma_chan___2 *chan;
-	dma_cookie_t (*tx_submit)(struct dma_async_tx_descriptor *);
-	int (*desc_free)(struct dma_async_tx_descriptor *);
-	dma_async_tx_callback callback;
-	dma_async_tx_callback_result callback_result;
-	void *callback_param;
-	struct dmaengine_unmap_data *unmap;
-	enum dma_desc_metadata_mode desc_metadata_mode;
-	struct dma_descriptor_metadata_ops *metadata_ops;
-};
-
-struct dma_tx_state {
-	dma_cookie_t last;
-	dma_cookie_t used;
-	u32 residue;
-	u32 in_flight_bytes;
-};
-
-struct dma_slave_map {
-	const char *devname;
-	const char *slave;
-	void *param;
-};
-
-struct dma_chan_tbl_ent {
-	struct dma_chan___2 *chan;
-};
-
-struct dmaengine_unmap_pool {
-	struct kmem_cache *cache;
-	const char *name;
-	mempool_t *pool;
-	size_t size;
-};
-
-struct dmaengine_desc_callback {
-	dma_async_tx_callback callback;
-	dma_async_tx_callback_result callback_result;
-	void *callback_param;
-};
-
-struct virt_dma_desc {
-	struct dma_async_tx_descriptor tx;
-	struct dmaengine_result tx_result;
-	struct list_head node;
-};
-
-struct virt_dma_chan {
-	struct dma_chan___2 chan;
-	struct tasklet_struct task;
-	void (*desc_free)(struct virt_dma_desc *);
-	spinlock_t lock;
-	struct list_head desc_allocated;
-	struct list_head desc_submitted;
-	struct list_head desc_issued;
-	struct list_head desc_completed;
-	struct list_head desc_terminated;
-	struct virt_dma_desc *cyclic;
-};
-
-struct acpi_table_csrt {
-	struct acpi_table_header header;
-};
-
-struct acpi_csrt_group {
-	u32 length;
-	u32 vendor_id;
-	u32 subvendor_id;
-	u16 device_id;
-	u16 subdevice_id;
-	u16 revision;
-	u16 reserved;
-	u32 shared_info_length;
-};
-
-struct acpi_csrt_shared_info {
-	u16 major_version;
-	u16 minor_version;
-	u32 mmio_base_low;
-	u32 mmio_base_high;
-	u32 gsi_interrupt;
-	u8 interrupt_polarity;
-	u8 interrupt_mode;
-	u8 num_channels;
-	u8 dma_address_width;
-	u16 base_request_line;
-	u16 num_handshake_signals;
-	u32 max_block_size;
-};
-
-struct acpi_dma_spec {
-	int chan_id;
-	int slave_id;
-	struct device *dev;
-};
-
-struct acpi_dma {
-	struct list_head dma_controllers;
-	struct device *dev;
-	struct dma_chan___2 * (*acpi_dma_xlate)(struct acpi_dma_spec *, struct acpi_dma *);
-	void *data;
-	short unsigned int base_request_line;
-	short unsigned int end_request_line;
-};
-
-struct acpi_dma_filter_info {
-	dma_cap_mask_t dma_cap;
-	dma_filter_fn filter_fn;
-};
-
-struct acpi_dma_parser_data {
-	struct acpi_dma_spec dma_spec;
-	size_t index;
-	size_t n;
-};
-
-struct dw_dma_slave {
-	struct device *dma_dev;
-	u8 src_id;
-	u8 dst_id;
-	u8 m_master;
-	u8 p_master;
-	u8 channels;
-	bool hs_polarity;
-};
-
-struct dw_dma_platform_data {
-	u32 nr_masters;
-	u32 nr_channels;
-	u32 chan_allocation_order;
-	u32 chan_priority;
-	u32 block_size;
-	u32 data_width[4];
-	u32 multi_block[8];
-	u32 max_burst[8];
-	u32 protctl;
-	u32 quirks;
-};
-
-struct dw_dma;
-
-struct dw_dma_chip {
-	struct device *dev;
-	int id;
-	int irq;
-	void *regs;
-	struct clk *clk;
-	struct dw_dma *dw;
-	const struct dw_dma_platform_data *pdata;
-};
-
-struct dw_dma_chan;
-
-struct dw_dma {
-	struct dma_device dma;
-	char name[20];
-	void *regs;
-	struct dma_pool *desc_pool;
-	struct tasklet_struct tasklet;
-	struct dw_dma_chan *chan;
-	u8 all_chan_mask;
-	u8 in_use;
-	void (*initialize_chan)(struct dw_dma_chan *);
-	void (*suspend_chan)(struct dw_dma_chan *, bool);
-	void (*resume_chan)(struct dw_dma_chan *, bool);
-	u32 (*prepare_ctllo)(struct dw_dma_chan *);
-	u32 (*bytes2block)(struct dw_dma_chan *, size_t, unsigned int, size_t *);
-	size_t (*block2bytes)(struct dw_dma_chan *, u32, u32);
-	void (*set_device_name)(struct dw_dma *, int);
-	void (*disable)(struct dw_dma *);
-	void (*enable)(struct dw_dma *);
-	struct dw_dma_platform_data *pdata;
-};
-
-enum dw_dma_fc {
-	DW_DMA_FC_D_M2M = 0,
-	DW_DMA_FC_D_M2P = 1,
-	DW_DMA_FC_D_P2M = 2,
-	DW_DMA_FC_D_P2P = 3,
-	DW_DMA_FC_P_P2M = 4,
-	DW_DMA_FC_SP_P2P = 5,
-	DW_DMA_FC_P_M2P = 6,
-	DW_DMA_FC_DP_P2P = 7,
-};
-
-struct dw_dma_chan_regs {
-	u32 SAR;
-	u32 __pad_SAR;
-	u32 DAR;
-	u32 __pad_DAR;
-	u32 LLP;
-	u32 __pad_LLP;
-	u32 CTL_LO;
-	u32 CTL_HI;
-	u32 SSTAT;
-	u32 __pad_SSTAT;
-	u32 DSTAT;
-	u32 __pad_DSTAT;
-	u32 SSTATAR;
-	u32 __pad_SSTATAR;
-	u32 DSTATAR;
-	u32 __pad_DSTATAR;
-	u32 CFG_LO;
-	u32 CFG_HI;
-	u32 SGR;
-	u32 __pad_SGR;
-	u32 DSR;
-	u32 __pad_DSR;
-};
-
-struct dw_dma_irq_regs {
-	u32 XFER;
-	u32 __pad_XFER;
-	u32 BLOCK;
-	u32 __pad_BLOCK;
-	u32 SRC_TRAN;
-	u32 __pad_SRC_TRAN;
-	u32 DST_TRAN;
-	u32 __pad_DST_TRAN;
-	u32 ERROR;
-	u32 __pad_ERROR;
-};
-
-struct dw_dma_regs {
-	struct dw_dma_chan_regs CHAN[8];
-	struct dw_dma_irq_regs RAW;
-	struct dw_dma_irq_regs STATUS;
-	struct dw_dma_irq_regs MASK;
-	struct dw_dma_irq_regs CLEAR;
-	u32 STATUS_INT;
-	u32 __pad_STATUS_INT;
-	u32 REQ_SRC;
-	u32 __pad_REQ_SRC;
-	u32 REQ_DST;
-	u32 __pad_REQ_DST;
-	u32 SGL_REQ_SRC;
-	u32 __pad_SGL_REQ_SRC;
-	u32 SGL_REQ_DST;
-	u32 __pad_SGL_REQ_DST;
-	u32 LAST_SRC;
-	u32 __pad_LAST_SRC;
-	u32 LAST_DST;
-	u32 __pad_LAST_DST;
-	u32 CFG;
-	u32 __pad_CFG;
-	u32 CH_EN;
-	u32 __pad_CH_EN;
-	u32 ID;
-	u32 __pad_ID;
-	u32 TEST;
-	u32 __pad_TEST;
-	u32 CLASS_PRIORITY0;
-	u32 __pad_CLASS_PRIORITY0;
-	u32 CLASS_PRIORITY1;
-	u32 __pad_CLASS_PRIORITY1;
-	u32 __reserved;
-	u32 DWC_PARAMS[8];
-	u32 MULTI_BLK_TYPE;
-	u32 MAX_BLK_SIZE;
-	u32 DW_PARAMS;
-	u32 COMP_TYPE;
-	u32 COMP_VERSION;
-	u32 FIFO_PARTITION0;
-	u32 __pad_FIFO_PARTITION0;
-	u32 FIFO_PARTITION1;
-	u32 __pad_FIFO_PARTITION1;
-	u32 SAI_ERR;
-	u32 __pad_SAI_ERR;
-	u32 GLOBAL_CFG;
-	u32 __pad_GLOBAL_CFG;
-};
-
-enum dw_dmac_flags {
-	DW_DMA_IS_CYCLIC = 0,
-	DW_DMA_IS_SOFT_LLP = 1,
-	DW_DMA_IS_PAUSED = 2,
-	DW_DMA_IS_INITIALIZED = 3,
-};
-
-struct dw_dma_chan {
-	struct dma_chan___2 chan;
-	void *ch_regs;
-	u8 mask;
-	u8 priority;
-	enum dma_transfer_direction direction;
-	struct list_head *tx_node_active;
-	spinlock_t lock;
-	long unsigned int flags;
-	struct list_head active_list;
-	struct list_head queue;
-	unsigned int descs_allocated;
-	unsigned int block_size;
-	bool nollp;
-	u32 max_burst;
-	struct dw_dma_slave dws;
-	struct dma_slave_config dma_sconfig;
-};
-
-struct dw_lli {
-	__le32 sar;
-	__le32 dar;
-	__le32 llp;
-	__le32 ctllo;
-	__le32 ctlhi;
-	__le32 sstat;
-	__le32 dstat;
-};
-
-struct dw_desc {
-	struct dw_lli lli;
-	struct list_head desc_node;
-	struct list_head tx_list;
-	struct dma_async_tx_descriptor txd;
-	size_t len;
-	size_t total_len;
-	u32 residue;
-};
-
-struct dw_dma_chip_pdata {
-	const struct dw_dma_platform_data *pdata;
-	int (*probe)(struct dw_dma_chip *);
-	int (*remove)(struct dw_dma_chip *);
-	struct dw_dma_chip *chip;
-	u8 m_master;
-	u8 p_master;
-};
-
-struct hsu_dma;
-
-struct hsu_dma_chip {
-	struct device *dev;
-	int irq;
-	void *regs;
-	unsigned int length;
-	unsigned int offset;
-	struct hsu_dma *hsu;
-};
-
-struct hsu_dma_chan;
-
-struct hsu_dma {
-	struct dma_device dma;
-	struct hsu_dma_chan *chan;
-	short unsigned int nr_channels;
-};
-
-struct hsu_dma_sg {
-	dma_addr_t addr;
-	unsigned int len;
-};
-
-struct hsu_dma_desc {
-	struct virt_dma_desc vdesc;
-	enum dma_transfer_direction direction;
-	struct hsu_dma_sg *sg;
-	unsigned int nents;
-	size_t length;
-	unsigned int active;
-	enum dma_status status;
-};
-
-struct hsu_dma_chan {
-	struct virt_dma_chan vchan;
-	void *reg;
-	enum dma_transfer_direction direction;
-	struct dma_slave_config config;
-	struct hsu_dma_desc *desc;
 };
 
 struct virtio_driver {
@@ -85898,27 +70344,6 @@ struct tty_file_private {
 	struct list_head list;
 };
 
-struct serial_struct32 {
-	compat_int_t type;
-	compat_int_t line;
-	compat_uint_t port;
-	compat_int_t irq;
-	compat_int_t flags;
-	compat_int_t xmit_fifo_size;
-	compat_int_t custom_divisor;
-	compat_int_t baud_base;
-	short unsigned int close_delay;
-	char io_type;
-	char reserved_char;
-	compat_int_t hub6;
-	short unsigned int closing_wait;
-	short unsigned int closing_wait2;
-	compat_uint_t iomem_base;
-	short unsigned int iomem_reg_shift;
-	unsigned int port_high;
-	compat_int_t reserved;
-};
-
 enum tty_flow_change {
 	TTY_FLOW_NO_CHANGE = 0,
 	TTY_THROTTLE_SAFE = 1,
@@ -86102,20 +70527,6 @@ struct vt_event_wait {
 	struct list_head list;
 	struct vt_event event;
 	int done;
-};
-
-struct compat_console_font_op {
-	compat_uint_t op;
-	compat_uint_t flags;
-	compat_uint_t width;
-	compat_uint_t height;
-	compat_uint_t charcount;
-	compat_caddr_t data;
-};
-
-struct compat_unimapdesc {
-	short unsigned int entry_ct;
-	compat_caddr_t entries;
 };
 
 struct vt_notifier_param {
@@ -86684,6 +71095,48 @@ struct uart_8250_em485 {
 	unsigned int tx_stopped: 1;
 };
 
+struct dma_chan___2;
+
+typedef bool (*dma_filter_fn)(struct dma_chan___2 *, void *);
+
+enum dma_transfer_direction {
+	DMA_MEM_TO_MEM = 0,
+	DMA_MEM_TO_DEV = 1,
+	DMA_DEV_TO_MEM = 2,
+	DMA_DEV_TO_DEV = 3,
+	DMA_TRANS_NONE = 4,
+};
+
+enum dma_slave_buswidth {
+	DMA_SLAVE_BUSWIDTH_UNDEFINED = 0,
+	DMA_SLAVE_BUSWIDTH_1_BYTE = 1,
+	DMA_SLAVE_BUSWIDTH_2_BYTES = 2,
+	DMA_SLAVE_BUSWIDTH_3_BYTES = 3,
+	DMA_SLAVE_BUSWIDTH_4_BYTES = 4,
+	DMA_SLAVE_BUSWIDTH_8_BYTES = 8,
+	DMA_SLAVE_BUSWIDTH_16_BYTES = 16,
+	DMA_SLAVE_BUSWIDTH_32_BYTES = 32,
+	DMA_SLAVE_BUSWIDTH_64_BYTES = 64,
+	DMA_SLAVE_BUSWIDTH_128_BYTES = 128,
+};
+
+struct dma_slave_config {
+	enum dma_transfer_direction direction;
+	phys_addr_t src_addr;
+	phys_addr_t dst_addr;
+	enum dma_slave_buswidth src_addr_width;
+	enum dma_slave_buswidth dst_addr_width;
+	u32 src_maxburst;
+	u32 dst_maxburst;
+	u32 src_port_window_size;
+	u32 dst_port_window_size;
+	bool device_fc;
+	void *peripheral_config;
+	size_t peripheral_size;
+};
+
+typedef s32 dma_cookie_t;
+
 struct uart_8250_dma {
 	int (*tx_dma)(struct uart_8250_port *);
 	int (*rx_dma)(struct uart_8250_port *);
@@ -86708,6 +71161,294 @@ struct uart_8250_dma {
 	unsigned char tx_running;
 	unsigned char tx_err;
 	unsigned char rx_running;
+};
+
+enum dma_status {
+	DMA_COMPLETE = 0,
+	DMA_IN_PROGRESS = 1,
+	DMA_PAUSED = 2,
+	DMA_ERROR = 3,
+	DMA_OUT_OF_ORDER = 4,
+};
+
+enum dma_transaction_type {
+	DMA_MEMCPY = 0,
+	DMA_XOR = 1,
+	DMA_PQ = 2,
+	DMA_XOR_VAL = 3,
+	DMA_PQ_VAL = 4,
+	DMA_MEMSET = 5,
+	DMA_MEMSET_SG = 6,
+	DMA_INTERRUPT = 7,
+	DMA_PRIVATE = 8,
+	DMA_ASYNC_TX = 9,
+	DMA_SLAVE = 10,
+	DMA_CYCLIC = 11,
+	DMA_INTERLEAVE = 12,
+	DMA_COMPLETION_NO_ORDER = 13,
+	DMA_REPEAT = 14,
+	DMA_LOAD_EOT = 15,
+	DMA_TX_TYPE_END = 16,
+};
+
+struct data_chunk {
+	size_t size;
+	size_t icg;
+	size_t dst_icg;
+	size_t src_icg;
+};
+
+struct dma_interleaved_template {
+	dma_addr_t src_start;
+	dma_addr_t dst_start;
+	enum dma_transfer_direction dir;
+	bool src_inc;
+	bool dst_inc;
+	bool src_sgl;
+	bool dst_sgl;
+	size_t numf;
+	size_t frame_size;
+	struct data_chunk sgl[0];
+};
+
+struct dma_vec {
+	dma_addr_t addr;
+	size_t len;
+};
+
+enum dma_ctrl_flags {
+	DMA_PREP_INTERRUPT = 1,
+	DMA_CTRL_ACK = 2,
+	DMA_PREP_PQ_DISABLE_P = 4,
+	DMA_PREP_PQ_DISABLE_Q = 8,
+	DMA_PREP_CONTINUE = 16,
+	DMA_PREP_FENCE = 32,
+	DMA_CTRL_REUSE = 64,
+	DMA_PREP_CMD = 128,
+	DMA_PREP_REPEAT = 256,
+	DMA_PREP_LOAD_EOT = 512,
+};
+
+enum sum_check_bits {
+	SUM_CHECK_P = 0,
+	SUM_CHECK_Q = 1,
+};
+
+enum sum_check_flags {
+	SUM_CHECK_P_RESULT = 1,
+	SUM_CHECK_Q_RESULT = 2,
+};
+
+typedef struct {
+	long unsigned int bits[1];
+} dma_cap_mask_t;
+
+enum dma_desc_metadata_mode {
+	DESC_METADATA_NONE = 0,
+	DESC_METADATA_CLIENT = 1,
+	DESC_METADATA_ENGINE = 2,
+};
+
+struct dma_chan_percpu {
+	long unsigned int memcpy_count;
+	long unsigned int bytes_transferred;
+};
+
+struct dma_router {
+	struct device *dev;
+	void (*route_free)(struct device *, void *);
+};
+
+struct dma_device;
+
+struct dma_chan_dev;
+
+struct dma_chan___2 {
+	struct dma_device *device;
+	struct device *slave;
+	dma_cookie_t cookie;
+	dma_cookie_t completed_cookie;
+	int chan_id;
+	struct dma_chan_dev *dev;
+	const char *name;
+	char *dbg_client_name;
+	struct list_head device_node;
+	struct dma_chan_percpu *local;
+	int client_count;
+	int table_count;
+	struct dma_router *router;
+	void *route_data;
+	void *private;
+};
+
+struct dma_slave_map;
+
+struct dma_filter {
+	dma_filter_fn fn;
+	int mapcnt;
+	const struct dma_slave_map *map;
+};
+
+enum dmaengine_alignment {
+	DMAENGINE_ALIGN_1_BYTE = 0,
+	DMAENGINE_ALIGN_2_BYTES = 1,
+	DMAENGINE_ALIGN_4_BYTES = 2,
+	DMAENGINE_ALIGN_8_BYTES = 3,
+	DMAENGINE_ALIGN_16_BYTES = 4,
+	DMAENGINE_ALIGN_32_BYTES = 5,
+	DMAENGINE_ALIGN_64_BYTES = 6,
+	DMAENGINE_ALIGN_128_BYTES = 7,
+	DMAENGINE_ALIGN_256_BYTES = 8,
+};
+
+enum dma_residue_granularity {
+	DMA_RESIDUE_GRANULARITY_DESCRIPTOR = 0,
+	DMA_RESIDUE_GRANULARITY_SEGMENT = 1,
+	DMA_RESIDUE_GRANULARITY_BURST = 2,
+};
+
+struct dma_async_tx_descriptor;
+
+struct dma_slave_caps;
+
+struct dma_tx_state;
+
+struct dma_device {
+	struct kref ref;
+	unsigned int chancnt;
+	unsigned int privatecnt;
+	struct list_head channels;
+	struct list_head global_node;
+	struct dma_filter filter;
+	dma_cap_mask_t cap_mask;
+	enum dma_desc_metadata_mode desc_metadata_modes;
+	short unsigned int max_xor;
+	short unsigned int max_pq;
+	enum dmaengine_alignment copy_align;
+	enum dmaengine_alignment xor_align;
+	enum dmaengine_alignment pq_align;
+	enum dmaengine_alignment fill_align;
+	int dev_id;
+	struct device *dev;
+	struct module *owner;
+	struct ida chan_ida;
+	u32 src_addr_widths;
+	u32 dst_addr_widths;
+	u32 directions;
+	u32 min_burst;
+	u32 max_burst;
+	u32 max_sg_burst;
+	bool descriptor_reuse;
+	enum dma_residue_granularity residue_granularity;
+	int (*device_alloc_chan_resources)(struct dma_chan___2 *);
+	int (*device_router_config)(struct dma_chan___2 *);
+	void (*device_free_chan_resources)(struct dma_chan___2 *);
+	struct dma_async_tx_descriptor * (*device_prep_dma_memcpy)(struct dma_chan___2 *, dma_addr_t, dma_addr_t, size_t, long unsigned int);
+	struct dma_async_tx_descriptor * (*device_prep_dma_xor)(struct dma_chan___2 *, dma_addr_t, dma_addr_t *, unsigned int, size_t, long unsigned int);
+	struct dma_async_tx_descriptor * (*device_prep_dma_xor_val)(struct dma_chan___2 *, dma_addr_t *, unsigned int, size_t, enum sum_check_flags *, long unsigned int);
+	struct dma_async_tx_descriptor * (*device_prep_dma_pq)(struct dma_chan___2 *, dma_addr_t *, dma_addr_t *, unsigned int, const unsigned char *, size_t, long unsigned int);
+	struct dma_async_tx_descriptor * (*device_prep_dma_pq_val)(struct dma_chan___2 *, dma_addr_t *, dma_addr_t *, unsigned int, const unsigned char *, size_t, enum sum_check_flags *, long unsigned int);
+	struct dma_async_tx_descriptor * (*device_prep_dma_memset)(struct dma_chan___2 *, dma_addr_t, int, size_t, long unsigned int);
+	struct dma_async_tx_descriptor * (*device_prep_dma_memset_sg)(struct dma_chan___2 *, struct scatterlist *, unsigned int, int, long unsigned int);
+	struct dma_async_tx_descriptor * (*device_prep_dma_interrupt)(struct dma_chan___2 *, long unsigned int);
+	struct dma_async_tx_descriptor * (*device_prep_peripheral_dma_vec)(struct dma_chan___2 *, const struct dma_vec *, size_t, enum dma_transfer_direction, long unsigned int);
+	struct dma_async_tx_descriptor * (*device_prep_slave_sg)(struct dma_chan___2 *, struct scatterlist *, unsigned int, enum dma_transfer_direction, long unsigned int, void *);
+	struct dma_async_tx_descriptor * (*device_prep_dma_cyclic)(struct dma_chan___2 *, dma_addr_t, size_t, size_t, enum dma_transfer_direction, long unsigned int);
+	struct dma_async_tx_descriptor * (*device_prep_interleaved_dma)(struct dma_chan___2 *, struct dma_interleaved_template *, long unsigned int);
+	struct dma_async_tx_descriptor * (*device_prep_dma_imm_data)(struct dma_chan___2 *, dma_addr_t, u64, long unsigned int);
+	void (*device_caps)(struct dma_chan___2 *, struct dma_slave_caps *);
+	int (*device_config)(struct dma_chan___2 *, struct dma_slave_config *);
+	int (*device_pause)(struct dma_chan___2 *);
+	int (*device_resume)(struct dma_chan___2 *);
+	int (*device_terminate_all)(struct dma_chan___2 *);
+	void (*device_synchronize)(struct dma_chan___2 *);
+	enum dma_status (*device_tx_status)(struct dma_chan___2 *, dma_cookie_t, struct dma_tx_state *);
+	void (*device_issue_pending)(struct dma_chan___2 *);
+	void (*device_release)(struct dma_device *);
+	void (*dbg_summary_show)(struct seq_file *, struct dma_device *);
+	struct dentry *dbg_dev_root;
+};
+
+struct dma_chan_dev {
+	struct dma_chan___2 *chan;
+	struct device device;
+	int dev_id;
+	bool chan_dma_dev;
+};
+
+struct dma_slave_caps {
+	u32 src_addr_widths;
+	u32 dst_addr_widths;
+	u32 directions;
+	u32 min_burst;
+	u32 max_burst;
+	u32 max_sg_burst;
+	bool cmd_pause;
+	bool cmd_resume;
+	bool cmd_terminate;
+	enum dma_residue_granularity residue_granularity;
+	bool descriptor_reuse;
+};
+
+typedef void (*dma_async_tx_callback)(void *);
+
+enum dmaengine_tx_result {
+	DMA_TRANS_NOERROR = 0,
+	DMA_TRANS_READ_FAILED = 1,
+	DMA_TRANS_WRITE_FAILED = 2,
+	DMA_TRANS_ABORTED = 3,
+};
+
+struct dmaengine_result {
+	enum dmaengine_tx_result result;
+	u32 residue;
+};
+
+typedef void (*dma_async_tx_callback_result)(void *, const struct dmaengine_result *);
+
+struct dmaengine_unmap_data {
+	u8 map_cnt;
+	u8 to_cnt;
+	u8 from_cnt;
+	u8 bidi_cnt;
+	struct device *dev;
+	struct kref kref;
+	size_t len;
+	dma_addr_t addr[0];
+};
+
+struct dma_descriptor_metadata_ops {
+	int (*attach)(struct dma_async_tx_descriptor *, void *, size_t);
+	void * (*get_ptr)(struct dma_async_tx_descriptor *, size_t *, size_t *);
+	int (*set_len)(struct dma_async_tx_descriptor *, size_t);
+};
+
+struct dma_async_tx_descriptor {
+	dma_cookie_t cookie;
+	enum dma_ctrl_flags flags;
+	dma_addr_t phys;
+	struct dma_chan___2 *chan;
+	dma_cookie_t (*tx_submit)(struct dma_async_tx_descriptor *);
+	int (*desc_free)(struct dma_async_tx_descriptor *);
+	dma_async_tx_callback callback;
+	dma_async_tx_callback_result callback_result;
+	void *callback_param;
+	struct dmaengine_unmap_data *unmap;
+	enum dma_desc_metadata_mode desc_metadata_mode;
+	struct dma_descriptor_metadata_ops *metadata_ops;
+};
+
+struct dma_tx_state {
+	dma_cookie_t last;
+	dma_cookie_t used;
+	u32 residue;
+	u32 in_flight_bytes;
+};
+
+struct dma_slave_map {
+	const char *devname;
+	const char *slave;
+	void *param;
 };
 
 typedef void (*serial8250_isa_config_fn)(int, struct uart_port *, u32 *);
@@ -86837,6 +71578,41 @@ struct exar8250_board {
 	void (*exit)(struct pci_dev *);
 };
 
+struct dw_dma_slave {
+	struct device *dma_dev;
+	u8 src_id;
+	u8 dst_id;
+	u8 m_master;
+	u8 p_master;
+	u8 channels;
+	bool hs_polarity;
+};
+
+struct dw_dma_platform_data {
+	u32 nr_masters;
+	u32 nr_channels;
+	u32 chan_allocation_order;
+	u32 chan_priority;
+	u32 block_size;
+	u32 data_width[4];
+	u32 multi_block[8];
+	u32 max_burst[8];
+	u32 protctl;
+	u32 quirks;
+};
+
+struct dw_dma;
+
+struct dw_dma_chip {
+	struct device *dev;
+	int id;
+	int irq;
+	void *regs;
+	struct clk *clk;
+	struct dw_dma *dw;
+	const struct dw_dma_platform_data *pdata;
+};
+
 struct lpss8250;
 
 struct lpss8250_board {
@@ -86857,6 +71633,17 @@ struct lpss8250 {
 struct hsu_dma_slave {
 	struct device *dma_dev;
 	int chan_id;
+};
+
+struct hsu_dma;
+
+struct hsu_dma_chip {
+	struct device *dev;
+	int irq;
+	void *regs;
+	unsigned int length;
+	unsigned int offset;
+	struct hsu_dma *hsu;
 };
 
 struct mid8250;
@@ -87295,13 +72082,6 @@ struct hpets {
 	struct hpet_dev hp_dev[0];
 };
 
-struct compat_hpet_info {
-	compat_ulong_t hi_ireqfreq;
-	compat_ulong_t hi_flags;
-	short unsigned int hi_hpet;
-	short unsigned int hi_timer;
-};
-
 struct nvram_ops {
 	ssize_t (*get_size)(void);
 	unsigned char (*read_byte)(int);
@@ -87344,1527 +72124,6 @@ enum {
 	VIA_RNG_CHUNK_2_MASK = 65535,
 	VIA_RNG_CHUNK_1 = 3,
 	VIA_RNG_CHUNK_1_MASK = 255,
-};
-
-struct agp_version {
-	u16 major;
-	u16 minor;
-};
-
-struct agp_bridge_data;
-
-struct agp_memory {
-	struct agp_memory *next;
-	struct agp_memory *prev;
-	struct agp_bridge_data *bridge;
-	struct page **pages;
-	size_t page_count;
-	int key;
-	int num_scratch_pages;
-	off_t pg_start;
-	u32 type;
-	u32 physical;
-	bool is_bound;
-	bool is_flushed;
-	struct list_head mapped_list;
-	struct scatterlist *sg_list;
-	int num_sg;
-};
-
-struct agp_bridge_driver;
-
-struct agp_bridge_data {
-	const struct agp_version *version;
-	const struct agp_bridge_driver *driver;
-	const struct vm_operations_struct *vm_ops;
-	void *previous_size;
-	void *current_size;
-	void *dev_private_data;
-	struct pci_dev *dev;
-	u32 *gatt_table;
-	u32 *gatt_table_real;
-	long unsigned int scratch_page;
-	struct page *scratch_page_page;
-	dma_addr_t scratch_page_dma;
-	long unsigned int gart_bus_addr;
-	long unsigned int gatt_bus_addr;
-	u32 mode;
-	long unsigned int *key_list;
-	atomic_t current_memory_agp;
-	atomic_t agp_in_use;
-	int max_memory_agp;
-	int aperture_size_idx;
-	int capndx;
-	int flags;
-	char major_version;
-	char minor_version;
-	struct list_head list;
-	u32 apbase_config;
-	struct list_head mapped_list;
-	spinlock_t mapped_lock;
-};
-
-enum aper_size_type {
-	U8_APER_SIZE = 0,
-	U16_APER_SIZE = 1,
-	U32_APER_SIZE = 2,
-	LVL2_APER_SIZE = 3,
-	FIXED_APER_SIZE = 4,
-};
-
-struct gatt_mask {
-	long unsigned int mask;
-	u32 type;
-};
-
-struct agp_bridge_driver {
-	struct module *owner;
-	const void *aperture_sizes;
-	int num_aperture_sizes;
-	enum aper_size_type size_type;
-	bool cant_use_aperture;
-	bool needs_scratch_page;
-	const struct gatt_mask *masks;
-	int (*fetch_size)(void);
-	int (*configure)(void);
-	void (*agp_enable)(struct agp_bridge_data *, u32);
-	void (*cleanup)(void);
-	void (*tlb_flush)(struct agp_memory *);
-	long unsigned int (*mask_memory)(struct agp_bridge_data *, dma_addr_t, int);
-	void (*cache_flush)(void);
-	int (*create_gatt_table)(struct agp_bridge_data *);
-	int (*free_gatt_table)(struct agp_bridge_data *);
-	int (*insert_memory)(struct agp_memory *, off_t, int);
-	int (*remove_memory)(struct agp_memory *, off_t, int);
-	struct agp_memory * (*alloc_by_type)(size_t, int);
-	void (*free_by_type)(struct agp_memory *);
-	struct page * (*agp_alloc_page)(struct agp_bridge_data *);
-	int (*agp_alloc_pages)(struct agp_bridge_data *, struct agp_memory *, size_t);
-	void (*agp_destroy_page)(struct page *, int);
-	void (*agp_destroy_pages)(struct agp_memory *);
-	int (*agp_type_to_mask_type)(struct agp_bridge_data *, int);
-};
-
-enum chipset_type {
-	NOT_SUPPORTED = 0,
-	SUPPORTED = 1,
-};
-
-struct agp_kern_info {
-	struct agp_version version;
-	struct pci_dev *device;
-	enum chipset_type chipset;
-	long unsigned int mode;
-	long unsigned int aper_base;
-	size_t aper_size;
-	int max_memory;
-	int current_memory;
-	bool cant_use_aperture;
-	long unsigned int page_mask;
-	const struct vm_operations_struct *vm_ops;
-};
-
-struct aper_size_info_8 {
-	int size;
-	int num_entries;
-	int page_order;
-	u8 size_value;
-};
-
-struct aper_size_info_16 {
-	int size;
-	int num_entries;
-	int page_order;
-	u16 size_value;
-};
-
-struct aper_size_info_32 {
-	int size;
-	int num_entries;
-	int page_order;
-	u32 size_value;
-};
-
-struct aper_size_info_lvl2 {
-	int size;
-	int num_entries;
-	u32 size_value;
-};
-
-struct aper_size_info_fixed {
-	int size;
-	int num_entries;
-	int page_order;
-};
-
-struct agp_3_5_dev {
-	struct list_head list;
-	u8 capndx;
-	u32 maxbw;
-	struct pci_dev *dev;
-};
-
-struct isoch_data {
-	u32 maxbw;
-	u32 n;
-	u32 y;
-	u32 l;
-	u32 rq;
-	struct agp_3_5_dev *dev;
-};
-
-struct intel_agp_driver_description {
-	unsigned int chip_id;
-	char *name;
-	const struct agp_bridge_driver *driver;
-};
-
-struct intel_gtt_driver {
-	unsigned int gen: 8;
-	unsigned int is_g33: 1;
-	unsigned int is_pineview: 1;
-	unsigned int is_ironlake: 1;
-	unsigned int has_pgtbl_enable: 1;
-	unsigned int dma_mask_size: 8;
-	int (*setup)(void);
-	void (*cleanup)(void);
-	void (*write_entry)(dma_addr_t, unsigned int, unsigned int);
-	bool (*check_flags)(unsigned int);
-	void (*chipset_flush)(void);
-};
-
-struct _intel_private {
-	const struct intel_gtt_driver *driver;
-	struct pci_dev *pcidev;
-	struct pci_dev *bridge_dev;
-	u8 *registers;
-	phys_addr_t gtt_phys_addr;
-	u32 PGETBL_save;
-	u32 *gtt;
-	bool clear_fake_agp;
-	int num_dcache_entries;
-	void *i9xx_flush_page;
-	char *i81x_gtt_table;
-	struct resource ifp_resource;
-	int resource_valid;
-	struct page *scratch_page;
-	phys_addr_t scratch_page_dma;
-	int refcount;
-	unsigned int needs_dmar: 1;
-	phys_addr_t gma_bus_addr;
-	resource_size_t stolen_size;
-	unsigned int gtt_total_entries;
-	unsigned int gtt_mappable_entries;
-};
-
-struct intel_gtt_driver_description {
-	unsigned int gmch_chip_id;
-	char *name;
-	const struct intel_gtt_driver *gtt_driver;
-};
-
-enum iommu_page_response_code {
-	IOMMU_PAGE_RESP_SUCCESS = 0,
-	IOMMU_PAGE_RESP_INVALID = 1,
-	IOMMU_PAGE_RESP_FAILURE = 2,
-};
-
-enum iommu_resv_type {
-	IOMMU_RESV_DIRECT = 0,
-	IOMMU_RESV_DIRECT_RELAXABLE = 1,
-	IOMMU_RESV_RESERVED = 2,
-	IOMMU_RESV_MSI = 3,
-	IOMMU_RESV_SW_MSI = 4,
-};
-
-struct iommu_resv_region {
-	struct list_head list;
-	phys_addr_t start;
-	size_t length;
-	int prot;
-	enum iommu_resv_type type;
-	void (*free)(struct device *, struct iommu_resv_region *);
-};
-
-enum io_pgtable_fmt {
-	ARM_32_LPAE_S1 = 0,
-	ARM_32_LPAE_S2 = 1,
-	ARM_64_LPAE_S1 = 2,
-	ARM_64_LPAE_S2 = 3,
-	ARM_V7S = 4,
-	ARM_MALI_LPAE = 5,
-	AMD_IOMMU_V1 = 6,
-	AMD_IOMMU_V2 = 7,
-	APPLE_DART = 8,
-	APPLE_DART2 = 9,
-	IO_PGTABLE_NUM_FMTS = 10,
-};
-
-struct iommu_flush_ops {
-	void (*tlb_flush_all)(void *);
-	void (*tlb_flush_walk)(long unsigned int, size_t, size_t, void *);
-	void (*tlb_add_page)(struct iommu_iotlb_gather *, long unsigned int, size_t, void *);
-};
-
-struct io_pgtable_cfg {
-	long unsigned int quirks;
-	long unsigned int pgsize_bitmap;
-	unsigned int ias;
-	unsigned int oas;
-	bool coherent_walk;
-	const struct iommu_flush_ops *tlb;
-	struct device *iommu_dev;
-	void * (*alloc)(void *, size_t, gfp_t);
-	void (*free)(void *, void *, size_t);
-	union {
-		struct {
-			u64 ttbr;
-			struct {
-				u32 ips: 3;
-				u32 tg: 2;
-				u32 sh: 2;
-				u32 orgn: 2;
-				u32 irgn: 2;
-				u32 tsz: 6;
-			} tcr;
-			u64 mair;
-		} arm_lpae_s1_cfg;
-		struct {
-			u64 vttbr;
-			struct {
-				u32 ps: 3;
-				u32 tg: 2;
-				u32 sh: 2;
-				u32 orgn: 2;
-				u32 irgn: 2;
-				u32 sl: 2;
-				u32 tsz: 6;
-			} vtcr;
-		} arm_lpae_s2_cfg;
-		struct {
-			u32 ttbr;
-			u32 tcr;
-			u32 nmrr;
-			u32 prrr;
-		} arm_v7s_cfg;
-		struct {
-			u64 transtab;
-			u64 memattr;
-		} arm_mali_lpae_cfg;
-		struct {
-			u64 ttbr[4];
-			u32 n_ttbrs;
-		} apple_dart_cfg;
-		struct {
-			int nid;
-		} amd;
-	};
-};
-
-struct io_pgtable_ops {
-	int (*map_pages)(struct io_pgtable_ops *, long unsigned int, phys_addr_t, size_t, size_t, int, gfp_t, size_t *);
-	size_t (*unmap_pages)(struct io_pgtable_ops *, long unsigned int, size_t, size_t, struct iommu_iotlb_gather *);
-	phys_addr_t (*iova_to_phys)(struct io_pgtable_ops *, long unsigned int);
-	int (*read_and_clear_dirty)(struct io_pgtable_ops *, long unsigned int, size_t, long unsigned int, struct iommu_dirty_bitmap *);
-};
-
-struct io_pgtable {
-	enum io_pgtable_fmt fmt;
-	void *cookie;
-	struct io_pgtable_cfg cfg;
-	struct io_pgtable_ops ops;
-};
-
-enum iommufd_hwpt_alloc_flags {
-	IOMMU_HWPT_ALLOC_NEST_PARENT = 1,
-	IOMMU_HWPT_ALLOC_DIRTY_TRACKING = 2,
-	IOMMU_HWPT_FAULT_ID_VALID = 4,
-};
-
-struct irq_remap_table {
-	raw_spinlock_t lock;
-	unsigned int min_index;
-	u32 *table;
-};
-
-struct gcr3_tbl_info {
-	u64 *gcr3_tbl;
-	int glx;
-	u32 pasid_cnt;
-	u16 domid;
-};
-
-struct amd_io_pgtable {
-	seqcount_t seqcount;
-	struct io_pgtable pgtbl;
-	int mode;
-	u64 *root;
-	u64 *pgd;
-};
-
-enum protection_domain_mode {
-	PD_MODE_V1 = 1,
-	PD_MODE_V2 = 2,
-};
-
-struct protection_domain;
-
-struct iommu_dev_data {
-	struct mutex mutex;
-	spinlock_t dte_lock;
-	struct list_head list;
-	struct llist_node dev_data_list;
-	struct protection_domain *domain;
-	struct gcr3_tbl_info gcr3_info;
-	struct device *dev;
-	u16 devid;
-	u32 max_pasids;
-	u32 flags;
-	int ats_qdep;
-	u8 ats_enabled: 1;
-	u8 pri_enabled: 1;
-	u8 pasid_enabled: 1;
-	u8 pri_tlp: 1;
-	u8 ppr: 1;
-	bool use_vapic;
-	bool defer_attach;
-	struct ratelimit_state rs;
-};
-
-struct pdom_iommu_info {
-	struct amd_iommu *iommu;
-	u32 refcnt;
-};
-
-struct amd_iommu_pci_seg;
-
-struct amd_iommu {
-	struct list_head list;
-	int index;
-	raw_spinlock_t lock;
-	struct pci_dev *dev;
-	struct pci_dev *root_pdev;
-	u64 mmio_phys;
-	u64 mmio_phys_end;
-	u8 *mmio_base;
-	u32 cap;
-	u8 acpi_flags;
-	u64 features;
-	u64 features2;
-	u16 devid;
-	u16 cap_ptr;
-	struct amd_iommu_pci_seg *pci_seg;
-	u64 exclusion_start;
-	u64 exclusion_length;
-	u8 *cmd_buf;
-	u32 cmd_buf_head;
-	u32 cmd_buf_tail;
-	u8 *evt_buf;
-	unsigned char evt_irq_name[16];
-	u8 *ppr_log;
-	unsigned char ppr_irq_name[16];
-	u8 *ga_log;
-	unsigned char ga_irq_name[16];
-	u8 *ga_log_tail;
-	bool int_enabled;
-	bool need_sync;
-	bool irtcachedis_enabled;
-	struct iommu_device iommu;
-	u32 stored_addr_lo;
-	u32 stored_addr_hi;
-	u32 stored_l1[108];
-	u32 stored_l2[131];
-	u8 max_banks;
-	u8 max_counters;
-	u32 flags;
-	volatile u64 *cmd_sem;
-	u64 cmd_sem_val;
-	struct iopf_queue *iopf_queue;
-	unsigned char iopfq_name[32];
-};
-
-struct protection_domain {
-	struct list_head dev_list;
-	struct iommu_domain domain;
-	struct amd_io_pgtable iop;
-	spinlock_t lock;
-	u16 id;
-	enum protection_domain_mode pd_mode;
-	bool dirty_tracking;
-	struct xarray iommu_array;
-	struct mmu_notifier mn;
-	struct list_head dev_data_list;
-};
-
-struct dev_table_entry;
-
-struct amd_iommu_pci_seg {
-	struct list_head list;
-	struct llist_head dev_data_list;
-	u16 id;
-	u16 last_bdf;
-	u32 dev_table_size;
-	u32 alias_table_size;
-	u32 rlookup_table_size;
-	struct dev_table_entry *dev_table;
-	struct amd_iommu **rlookup_table;
-	struct irq_remap_table **irq_lookup_table;
-	struct dev_table_entry *old_dev_tbl_cpy;
-	u16 *alias_table;
-	struct list_head unity_map;
-};
-
-struct dev_table_entry {
-	union {
-		u64 data[4];
-		u128 data128[2];
-	};
-};
-
-struct acpihid_map_entry {
-	struct list_head list;
-	u8 uid[256];
-	u8 hid[9];
-	u32 devid;
-	u32 root_devid;
-	bool cmd_line;
-	struct iommu_group *group;
-};
-
-struct unity_map_entry {
-	struct list_head list;
-	u16 devid_start;
-	u16 devid_end;
-	u64 address_start;
-	u64 address_end;
-	int prot;
-};
-
-struct iommu_cmd {
-	u32 data[4];
-};
-
-enum {
-	IRQ_REMAP_XAPIC_MODE = 0,
-	IRQ_REMAP_X2APIC_MODE = 1,
-};
-
-struct devid_map {
-	struct list_head list;
-	u8 id;
-	u32 devid;
-	bool cmd_line;
-};
-
-enum amd_iommu_intr_mode_type {
-	AMD_IOMMU_GUEST_IR_LEGACY = 0,
-	AMD_IOMMU_GUEST_IR_LEGACY_GA = 1,
-	AMD_IOMMU_GUEST_IR_VAPIC = 2,
-};
-
-struct ivhd_header {
-	u8 type;
-	u8 flags;
-	u16 length;
-	u16 devid;
-	u16 cap_ptr;
-	u64 mmio_phys;
-	u16 pci_seg;
-	u16 info;
-	u32 efr_attr;
-	u64 efr_reg;
-	u64 efr_reg2;
-};
-
-struct ivhd_entry {
-	u8 type;
-	u16 devid;
-	u8 flags;
-	union {
-		struct {
-			u32 ext;
-			u32 hidh;
-		};
-		struct {
-			u32 ext;
-			u32 hidh;
-		} ext_hid;
-	};
-	u64 cid;
-	u8 uidf;
-	u8 uidl;
-	u8 uid;
-} __attribute__((packed));
-
-struct ivmd_header {
-	u8 type;
-	u8 flags;
-	u16 length;
-	u16 devid;
-	u16 aux;
-	u16 pci_seg;
-	u8 resv[6];
-	u64 range_start;
-	u64 range_length;
-};
-
-enum iommu_init_state {
-	IOMMU_START_STATE = 0,
-	IOMMU_IVRS_DETECTED = 1,
-	IOMMU_ACPI_FINISHED = 2,
-	IOMMU_ENABLED = 3,
-	IOMMU_PCI_INIT = 4,
-	IOMMU_INTERRUPTS_EN = 5,
-	IOMMU_INITIALIZED = 6,
-	IOMMU_NOT_FOUND = 7,
-	IOMMU_INIT_ERROR = 8,
-	IOMMU_CMDLINE_DISABLED = 9,
-};
-
-union intcapxt {
-	u64 capxt;
-	struct {
-		u64 reserved_0: 2;
-		u64 dest_mode_logical: 1;
-		u64 reserved_1: 5;
-		u64 destid_0_23: 24;
-		u64 vector: 8;
-		u64 reserved_2: 16;
-		u64 destid_24_31: 8;
-	};
-};
-
-struct ivrs_quirk_entry {
-	u8 id;
-	u32 devid;
-};
-
-enum {
-	DELL_INSPIRON_7375 = 0,
-	DELL_LATITUDE_5495 = 1,
-	LENOVO_IDEAPAD_330S_15ARR = 2,
-};
-
-struct io_pgtable_init_fns {
-	struct io_pgtable * (*alloc)(struct io_pgtable_cfg *, void *);
-	void (*free)(struct io_pgtable *);
-	u32 caps;
-};
-
-enum iommu_fault_type {
-	IOMMU_FAULT_PAGE_REQ = 1,
-};
-
-struct pdom_dev_data {
-	struct iommu_dev_data *dev_data;
-	ioasid_t pasid;
-	struct list_head list;
-};
-
-struct acpi_table_dmar {
-	struct acpi_table_header header;
-	u8 width;
-	u8 flags;
-	u8 reserved[10];
-};
-
-struct acpi_dmar_header {
-	u16 type;
-	u16 length;
-};
-
-enum acpi_dmar_type {
-	ACPI_DMAR_TYPE_HARDWARE_UNIT = 0,
-	ACPI_DMAR_TYPE_RESERVED_MEMORY = 1,
-	ACPI_DMAR_TYPE_ROOT_ATS = 2,
-	ACPI_DMAR_TYPE_HARDWARE_AFFINITY = 3,
-	ACPI_DMAR_TYPE_NAMESPACE = 4,
-	ACPI_DMAR_TYPE_SATC = 5,
-	ACPI_DMAR_TYPE_RESERVED = 6,
-};
-
-struct acpi_dmar_device_scope {
-	u8 entry_type;
-	u8 length;
-	u16 reserved;
-	u8 enumeration_id;
-	u8 bus;
-};
-
-enum acpi_dmar_scope_type {
-	ACPI_DMAR_SCOPE_TYPE_NOT_USED = 0,
-	ACPI_DMAR_SCOPE_TYPE_ENDPOINT = 1,
-	ACPI_DMAR_SCOPE_TYPE_BRIDGE = 2,
-	ACPI_DMAR_SCOPE_TYPE_IOAPIC = 3,
-	ACPI_DMAR_SCOPE_TYPE_HPET = 4,
-	ACPI_DMAR_SCOPE_TYPE_NAMESPACE = 5,
-	ACPI_DMAR_SCOPE_TYPE_RESERVED = 6,
-};
-
-struct acpi_dmar_pci_path {
-	u8 device;
-	u8 function;
-};
-
-struct acpi_dmar_hardware_unit {
-	struct acpi_dmar_header header;
-	u8 flags;
-	u8 size;
-	u16 segment;
-	u64 address;
-};
-
-struct acpi_dmar_reserved_memory {
-	struct acpi_dmar_header header;
-	u16 reserved;
-	u16 segment;
-	u64 base_address;
-	u64 end_address;
-};
-
-struct acpi_dmar_atsr {
-	struct acpi_dmar_header header;
-	u8 flags;
-	u8 reserved;
-	u16 segment;
-};
-
-struct acpi_dmar_rhsa {
-	struct acpi_dmar_header header;
-	u32 reserved;
-	u64 base_address;
-	u32 proximity_domain;
-} __attribute__((packed));
-
-struct acpi_dmar_andd {
-	struct acpi_dmar_header header;
-	u8 reserved[3];
-	u8 device_number;
-	union {
-		char __pad;
-		struct {
-			struct {} __Empty_device_name;
-			char device_name[0];
-		};
-	};
-} __attribute__((packed));
-
-struct acpi_dmar_satc {
-	struct acpi_dmar_header header;
-	u8 flags;
-	u8 reserved;
-	u16 segment;
-};
-
-struct dmar_dev_scope {
-	struct device *dev;
-	u8 bus;
-	u8 devfn;
-};
-
-struct intel_iommu;
-
-struct dmar_drhd_unit {
-	struct list_head list;
-	struct acpi_dmar_header *hdr;
-	u64 reg_base_addr;
-	long unsigned int reg_size;
-	struct dmar_dev_scope *devices;
-	int devices_cnt;
-	u16 segment;
-	u8 ignored: 1;
-	u8 include_all: 1;
-	u8 gfx_dedicated: 1;
-	struct intel_iommu *iommu;
-};
-
-struct iommu_flush {
-	void (*flush_context)(struct intel_iommu *, u16, u16, u8, u64);
-	void (*flush_iotlb)(struct intel_iommu *, u16, u64, unsigned int, u64);
-};
-
-struct root_entry;
-
-struct page_req_dsc;
-
-struct q_inval;
-
-struct iommu_pmu;
-
-struct intel_iommu {
-	void *reg;
-	u64 reg_phys;
-	u64 reg_size;
-	u64 cap;
-	u64 ecap;
-	u64 vccap;
-	u64 ecmdcap[4];
-	u32 gcmd;
-	raw_spinlock_t register_lock;
-	int seq_id;
-	int agaw;
-	int msagaw;
-	unsigned int irq;
-	unsigned int pr_irq;
-	unsigned int perf_irq;
-	u16 segment;
-	unsigned char name[13];
-	long unsigned int *domain_ids;
-	long unsigned int *copied_tables;
-	spinlock_t lock;
-	struct root_entry *root_entry;
-	struct iommu_flush flush;
-	struct page_req_dsc *prq;
-	unsigned char prq_name[16];
-	long unsigned int prq_seq_number;
-	struct completion prq_complete;
-	struct iopf_queue *iopf_queue;
-	unsigned char iopfq_name[16];
-	struct mutex iopf_lock;
-	struct q_inval *qi;
-	u32 iommu_state[4];
-	struct rb_root device_rbtree;
-	spinlock_t device_rbtree_lock;
-	struct iommu_device iommu;
-	int node;
-	u32 flags;
-	struct dmar_drhd_unit *drhd;
-	void *perf_statistic;
-	struct iommu_pmu *pmu;
-};
-
-struct dmar_pci_path {
-	u8 bus;
-	u8 device;
-	u8 function;
-};
-
-struct dmar_pci_notify_info {
-	struct pci_dev *dev;
-	long unsigned int event;
-	int bus;
-	u16 seg;
-	u16 level;
-	struct dmar_pci_path path[0];
-};
-
-enum {
-	QI_FREE = 0,
-	QI_IN_USE = 1,
-	QI_DONE = 2,
-	QI_ABORT = 3,
-};
-
-struct qi_desc {
-	u64 qw0;
-	u64 qw1;
-	u64 qw2;
-	u64 qw3;
-};
-
-struct q_inval {
-	raw_spinlock_t q_lock;
-	void *desc;
-	int *desc_status;
-	int free_head;
-	int free_tail;
-	int free_cnt;
-};
-
-enum {
-	SR_DMAR_FECTL_REG = 0,
-	SR_DMAR_FEDATA_REG = 1,
-	SR_DMAR_FEADDR_REG = 2,
-	SR_DMAR_FEUADDR_REG = 3,
-	MAX_SR_DMAR_REGS = 4,
-};
-
-struct root_entry {
-	u64 lo;
-	u64 hi;
-};
-
-struct iommu_pmu {
-	struct intel_iommu *iommu;
-	u32 num_cntr;
-	u32 num_eg;
-	u32 cntr_width;
-	u32 cntr_stride;
-	u32 filter;
-	void *base;
-	void *cfg_reg;
-	void *cntr_reg;
-	void *overflow;
-	u64 *evcap;
-	u32 **cntr_evcap;
-	struct pmu pmu;
-	long unsigned int used_mask[1];
-	struct perf_event *event_list[64];
-	unsigned char irq_name[16];
-};
-
-enum latency_type {
-	DMAR_LATENCY_INV_IOTLB = 0,
-	DMAR_LATENCY_INV_DEVTLB = 1,
-	DMAR_LATENCY_INV_IEC = 2,
-	DMAR_LATENCY_NUM = 3,
-};
-
-enum latency_count {
-	COUNTS_10e2 = 0,
-	COUNTS_10e3 = 1,
-	COUNTS_10e4 = 2,
-	COUNTS_10e5 = 3,
-	COUNTS_10e6 = 4,
-	COUNTS_10e7 = 5,
-	COUNTS_10e8_plus = 6,
-	COUNTS_MIN = 7,
-	COUNTS_MAX = 8,
-	COUNTS_SUM = 9,
-	COUNTS_NUM = 10,
-};
-
-typedef int (*dmar_res_handler_t)(struct acpi_dmar_header *, void *);
-
-struct dmar_res_callback {
-	dmar_res_handler_t cb[6];
-	void *arg[6];
-	bool ignore_unhandled;
-	bool print_entry;
-};
-
-enum faulttype {
-	DMA_REMAP = 0,
-	INTR_REMAP = 1,
-	UNKNOWN = 2,
-};
-
-struct iommu_hwpt_vtd_s1 {
-	__u64 flags;
-	__u64 pgtbl_addr;
-	__u32 addr_width;
-	__u32 __reserved;
-};
-
-enum iommu_hw_info_vtd_flags {
-	IOMMU_HW_INFO_VTD_ERRATA_772415_SPR17 = 1,
-};
-
-struct iommu_hw_info_vtd {
-	__u32 flags;
-	__u32 __reserved;
-	__u64 cap_reg;
-	__u64 ecap_reg;
-};
-
-enum iommu_hw_info_type {
-	IOMMU_HW_INFO_TYPE_NONE = 0,
-	IOMMU_HW_INFO_TYPE_INTEL_VTD = 1,
-};
-
-struct context_entry {
-	u64 lo;
-	u64 hi;
-};
-
-struct iommu_domain_info {
-	struct intel_iommu *iommu;
-	unsigned int refcnt;
-	u16 did;
-};
-
-struct qi_batch {
-	struct qi_desc descs[16];
-	unsigned int index;
-};
-
-struct dma_pte {
-	u64 val;
-};
-
-struct dmar_domain {
-	int nid;
-	struct xarray iommu_array;
-	u8 iommu_coherency: 1;
-	u8 force_snooping: 1;
-	u8 set_pte_snp: 1;
-	u8 use_first_level: 1;
-	u8 dirty_tracking: 1;
-	u8 nested_parent: 1;
-	u8 has_mappings: 1;
-	u8 iotlb_sync_map: 1;
-	spinlock_t lock;
-	struct list_head devices;
-	struct list_head dev_pasids;
-	spinlock_t cache_lock;
-	struct list_head cache_tags;
-	struct qi_batch *qi_batch;
-	int iommu_superpage;
-	union {
-		struct {
-			struct dma_pte *pgd;
-			int gaw;
-			int agaw;
-			u64 max_addr;
-			spinlock_t s1_lock;
-			struct list_head s1_domains;
-		};
-		struct {
-			struct dmar_domain *s2_domain;
-			long unsigned int s1_pgtbl;
-			struct iommu_hwpt_vtd_s1 s1_cfg;
-			struct list_head s2_link;
-		};
-		struct {
-			struct mmu_notifier notifier;
-		};
-	};
-	struct iommu_domain domain;
-};
-
-struct pasid_table;
-
-struct device_domain_info {
-	struct list_head link;
-	u32 segment;
-	u8 bus;
-	u8 devfn;
-	u16 pfsid;
-	u8 pasid_supported: 3;
-	u8 pasid_enabled: 1;
-	u8 pri_supported: 1;
-	u8 pri_enabled: 1;
-	u8 ats_supported: 1;
-	u8 ats_enabled: 1;
-	u8 dtlb_extra_inval: 1;
-	u8 domain_attached: 1;
-	u8 ats_qdep;
-	struct device *dev;
-	struct intel_iommu *iommu;
-	struct dmar_domain *domain;
-	struct pasid_table *pasid_table;
-	struct rb_node node;
-};
-
-struct pasid_table {
-	void *table;
-	int order;
-	u32 max_pasid;
-};
-
-struct dev_pasid_info {
-	struct list_head link_domain;
-	struct device *dev;
-	ioasid_t pasid;
-};
-
-enum cap_audit_type {
-	CAP_AUDIT_STATIC_DMAR = 0,
-	CAP_AUDIT_STATIC_IRQR = 1,
-	CAP_AUDIT_HOTPLUG_DMAR = 2,
-	CAP_AUDIT_HOTPLUG_IRQR = 3,
-};
-
-struct dmar_rmrr_unit {
-	struct list_head list;
-	struct acpi_dmar_header *hdr;
-	u64 base_address;
-	u64 end_address;
-	struct dmar_dev_scope *devices;
-	int devices_cnt;
-};
-
-struct dmar_atsr_unit {
-	struct list_head list;
-	struct acpi_dmar_header *hdr;
-	struct dmar_dev_scope *devices;
-	int devices_cnt;
-	u8 include_all: 1;
-};
-
-struct dmar_satc_unit {
-	struct list_head list;
-	struct acpi_dmar_header *hdr;
-	struct dmar_dev_scope *devices;
-	struct intel_iommu *iommu;
-	int devices_cnt;
-	u8 atc_required: 1;
-};
-
-enum iommu_hwpt_vtd_s1_flags {
-	IOMMU_VTD_S1_SRE = 1,
-	IOMMU_VTD_S1_EAFE = 2,
-	IOMMU_VTD_S1_WPE = 4,
-};
-
-struct pasid_dir_entry {
-	u64 val;
-};
-
-struct pasid_entry {
-	u64 val[8];
-};
-
-enum iommu_hwpt_data_type {
-	IOMMU_HWPT_DATA_NONE = 0,
-	IOMMU_HWPT_DATA_VTD_S1 = 1,
-};
-
-enum iommu_hwpt_invalidate_data_type {
-	IOMMU_HWPT_INVALIDATE_DATA_VTD_S1 = 0,
-};
-
-enum iommu_hwpt_vtd_s1_invalidate_flags {
-	IOMMU_VTD_INV_FLAGS_LEAF = 1,
-};
-
-struct iommu_hwpt_vtd_s1_invalidate {
-	__u64 addr;
-	__u64 npages;
-	__u32 flags;
-	__u32 __reserved;
-};
-
-enum cache_tag_type {
-	CACHE_TAG_IOTLB = 0,
-	CACHE_TAG_DEVTLB = 1,
-	CACHE_TAG_NESTING_IOTLB = 2,
-	CACHE_TAG_NESTING_DEVTLB = 3,
-};
-
-struct cache_tag {
-	struct list_head node;
-	enum cache_tag_type type;
-	struct intel_iommu *iommu;
-	struct device *dev;
-	u16 domain_id;
-	ioasid_t pasid;
-	unsigned int users;
-};
-
-struct page_req_dsc {
-	union {
-		struct {
-			u64 type: 8;
-			u64 pasid_present: 1;
-			u64 rsvd: 7;
-			u64 rid: 16;
-			u64 pasid: 20;
-			u64 exe_req: 1;
-			u64 pm_req: 1;
-			u64 rsvd2: 10;
-		};
-		u64 qw_0;
-	};
-	union {
-		struct {
-			u64 rd_req: 1;
-			u64 wr_req: 1;
-			u64 lpig: 1;
-			u64 prg_index: 9;
-			u64 addr: 52;
-		};
-		u64 qw_1;
-	};
-	u64 qw_2;
-	u64 qw_3;
-};
-
-struct trace_event_raw_qi_submit {
-	struct trace_entry ent;
-	u64 qw0;
-	u64 qw1;
-	u64 qw2;
-	u64 qw3;
-	u32 __data_loc_iommu;
-	char __data[0];
-};
-
-struct trace_event_raw_prq_report {
-	struct trace_entry ent;
-	u64 dw0;
-	u64 dw1;
-	u64 dw2;
-	u64 dw3;
-	long unsigned int seq;
-	u32 __data_loc_iommu;
-	u32 __data_loc_dev;
-	u32 __data_loc_buff;
-	char __data[0];
-};
-
-struct trace_event_raw_cache_tag_log {
-	struct trace_entry ent;
-	u32 __data_loc_iommu;
-	u32 __data_loc_dev;
-	u16 type;
-	u16 domain_id;
-	u32 pasid;
-	u32 users;
-	char __data[0];
-};
-
-struct trace_event_raw_cache_tag_flush {
-	struct trace_entry ent;
-	u32 __data_loc_iommu;
-	u32 __data_loc_dev;
-	u16 type;
-	u16 domain_id;
-	u32 pasid;
-	long unsigned int start;
-	long unsigned int end;
-	long unsigned int addr;
-	long unsigned int pages;
-	long unsigned int mask;
-	char __data[0];
-};
-
-struct trace_event_data_offsets_qi_submit {
-	u32 iommu;
-	const void *iommu_ptr_;
-};
-
-struct trace_event_data_offsets_prq_report {
-	u32 iommu;
-	const void *iommu_ptr_;
-	u32 dev;
-	const void *dev_ptr_;
-	u32 buff;
-	const void *buff_ptr_;
-};
-
-struct trace_event_data_offsets_cache_tag_log {
-	u32 iommu;
-	const void *iommu_ptr_;
-	u32 dev;
-	const void *dev_ptr_;
-};
-
-struct trace_event_data_offsets_cache_tag_flush {
-	u32 iommu;
-	const void *iommu_ptr_;
-	u32 dev;
-	const void *dev_ptr_;
-};
-
-typedef void (*btf_trace_qi_submit)(void *, struct intel_iommu *, u64, u64, u64, u64);
-
-typedef void (*btf_trace_prq_report)(void *, struct intel_iommu *, struct device *, u64, u64, u64, u64, long unsigned int);
-
-typedef void (*btf_trace_cache_tag_assign)(void *, struct cache_tag *);
-
-typedef void (*btf_trace_cache_tag_unassign)(void *, struct cache_tag *);
-
-typedef void (*btf_trace_cache_tag_flush_all)(void *, struct cache_tag *);
-
-typedef void (*btf_trace_cache_tag_flush_range)(void *, struct cache_tag *, long unsigned int, long unsigned int, long unsigned int, long unsigned int, long unsigned int);
-
-typedef void (*btf_trace_cache_tag_flush_range_np)(void *, struct cache_tag *, long unsigned int, long unsigned int, long unsigned int, long unsigned int, long unsigned int);
-
-struct iommu_group {
-	struct kobject kobj;
-	struct kobject *devices_kobj;
-	struct list_head devices;
-	struct xarray pasid_array;
-	struct mutex mutex;
-	void *iommu_data;
-	void (*iommu_data_release)(void *);
-	char *name;
-	int id;
-	struct iommu_domain *default_domain;
-	struct iommu_domain *blocking_domain;
-	struct iommu_domain *domain;
-	struct list_head entry;
-	unsigned int owner_cnt;
-	void *owner;
-};
-
-struct fsl_mc_obj_desc {
-	char type[16];
-	int id;
-	u16 vendor;
-	u16 ver_major;
-	u16 ver_minor;
-	u8 irq_count;
-	u8 region_count;
-	u32 state;
-	char label[16];
-	u16 flags;
-};
-
-struct fsl_mc_io;
-
-struct fsl_mc_device_irq;
-
-struct fsl_mc_resource;
-
-struct fsl_mc_device {
-	struct device dev;
-	u64 dma_mask;
-	u16 flags;
-	u32 icid;
-	u16 mc_handle;
-	struct fsl_mc_io *mc_io;
-	struct fsl_mc_obj_desc obj_desc;
-	struct resource *regions;
-	struct fsl_mc_device_irq **irqs;
-	struct fsl_mc_resource *resource;
-	struct device_link *consumer_link;
-};
-
-enum fsl_mc_pool_type {
-	FSL_MC_POOL_DPMCP = 0,
-	FSL_MC_POOL_DPBP = 1,
-	FSL_MC_POOL_DPCON = 2,
-	FSL_MC_POOL_IRQ = 3,
-	FSL_MC_NUM_POOL_TYPES = 4,
-};
-
-struct fsl_mc_resource_pool;
-
-struct fsl_mc_resource {
-	enum fsl_mc_pool_type type;
-	s32 id;
-	void *data;
-	struct fsl_mc_resource_pool *parent_pool;
-	struct list_head node;
-};
-
-struct fsl_mc_device_irq {
-	unsigned int virq;
-	struct fsl_mc_device *mc_dev;
-	u8 dev_irq_index;
-	struct fsl_mc_resource resource;
-};
-
-struct fsl_mc_io {
-	struct device *dev;
-	u16 flags;
-	u32 portal_size;
-	phys_addr_t portal_phys_addr;
-	void *portal_virt_addr;
-	struct fsl_mc_device *dpmcp_dev;
-	union {
-		struct mutex mutex;
-		raw_spinlock_t spinlock;
-	};
-};
-
-struct group_device {
-	struct list_head list;
-	struct device *dev;
-	char *name;
-};
-
-struct iommu_group_attribute {
-	struct attribute attr;
-	ssize_t (*show)(struct iommu_group *, char *);
-	ssize_t (*store)(struct iommu_group *, const char *, size_t);
-};
-
-enum {
-	IOMMU_SET_DOMAIN_MUST_SUCCEED = 1,
-};
-
-struct group_for_pci_data {
-	struct pci_dev *pdev;
-	struct iommu_group *group;
-};
-
-struct trace_event_raw_iommu_group_event {
-	struct trace_entry ent;
-	int gid;
-	u32 __data_loc_device;
-	char __data[0];
-};
-
-struct trace_event_raw_iommu_device_event {
-	struct trace_entry ent;
-	u32 __data_loc_device;
-	char __data[0];
-};
-
-struct trace_event_raw_map {
-	struct trace_entry ent;
-	u64 iova;
-	u64 paddr;
-	size_t size;
-	char __data[0];
-};
-
-struct trace_event_raw_unmap {
-	struct trace_entry ent;
-	u64 iova;
-	size_t size;
-	size_t unmapped_size;
-	char __data[0];
-};
-
-struct trace_event_raw_iommu_error {
-	struct trace_entry ent;
-	u32 __data_loc_device;
-	u32 __data_loc_driver;
-	u64 iova;
-	int flags;
-	char __data[0];
-};
-
-struct trace_event_data_offsets_iommu_group_event {
-	u32 device;
-	const void *device_ptr_;
-};
-
-struct trace_event_data_offsets_iommu_device_event {
-	u32 device;
-	const void *device_ptr_;
-};
-
-struct trace_event_data_offsets_map {};
-
-struct trace_event_data_offsets_unmap {};
-
-struct trace_event_data_offsets_iommu_error {
-	u32 device;
-	const void *device_ptr_;
-	u32 driver;
-	const void *driver_ptr_;
-};
-
-typedef void (*btf_trace_add_device_to_group)(void *, int, struct device *);
-
-typedef void (*btf_trace_remove_device_from_group)(void *, int, struct device *);
-
-typedef void (*btf_trace_attach_device_to_domain)(void *, struct device *);
-
-typedef void (*btf_trace_map)(void *, long unsigned int, phys_addr_t, size_t);
-
-typedef void (*btf_trace_unmap)(void *, long unsigned int, size_t, size_t);
-
-typedef void (*btf_trace_io_page_fault)(void *, struct device *, long unsigned int, int);
-
-enum iommu_dma_cookie_type {
-	IOMMU_DMA_IOVA_COOKIE = 0,
-	IOMMU_DMA_MSI_COOKIE = 1,
-};
-
-struct iova {
-	struct rb_node node;
-	long unsigned int pfn_hi;
-	long unsigned int pfn_lo;
-};
-
-struct iova_rcache;
-
-struct iova_domain {
-	spinlock_t iova_rbtree_lock;
-	struct rb_root rbroot;
-	struct rb_node *cached_node;
-	struct rb_node *cached32_node;
-	long unsigned int granule;
-	long unsigned int start_pfn;
-	long unsigned int dma_32bit_pfn;
-	long unsigned int max32_alloc_size;
-	struct iova anchor;
-	struct iova_rcache *rcaches;
-	struct hlist_node cpuhp_dead;
-};
-
-enum iommu_dma_queue_type {
-	IOMMU_DMA_OPTS_PER_CPU_QUEUE = 0,
-	IOMMU_DMA_OPTS_SINGLE_QUEUE = 1,
-};
-
-struct iommu_dma_options {
-	enum iommu_dma_queue_type qt;
-	size_t fq_size;
-	unsigned int fq_timeout;
-};
-
-struct iova_fq;
-
-struct iommu_dma_cookie {
-	enum iommu_dma_cookie_type type;
-	union {
-		struct {
-			struct iova_domain iovad;
-			union {
-				struct iova_fq *single_fq;
-				struct iova_fq *percpu_fq;
-			};
-			atomic64_t fq_flush_start_cnt;
-			atomic64_t fq_flush_finish_cnt;
-			struct timer_list fq_timer;
-			atomic_t fq_timer_on;
-		};
-		dma_addr_t msi_iova;
-	};
-	struct list_head msi_page_list;
-	struct iommu_domain *fq_domain;
-	struct iommu_dma_options options;
-	struct mutex mutex;
-};
-
-struct iommu_dma_msi_page {
-	struct list_head list;
-	dma_addr_t iova;
-	phys_addr_t phys;
-};
-
-struct iova_fq_entry {
-	long unsigned int iova_pfn;
-	long unsigned int pages;
-	struct list_head freelist;
-	u64 counter;
-};
-
-struct iova_fq {
-	spinlock_t lock;
-	unsigned int head;
-	unsigned int tail;
-	unsigned int mod_mask;
-	struct iova_fq_entry entries[0];
-};
-
-struct dma_sgt_handle {
-	struct sg_table sgt;
-	struct page **pages;
-};
-
-enum io_pgtable_caps {
-	IO_PGTABLE_CAP_CUSTOM_ALLOCATOR = 1,
-};
-
-struct iova_magazine;
-
-struct iova_cpu_rcache;
-
-struct iova_rcache {
-	spinlock_t lock;
-	unsigned int depot_size;
-	struct iova_magazine *depot;
-	struct iova_cpu_rcache *cpu_rcaches;
-	struct iova_domain *iovad;
-	struct delayed_work work;
-};
-
-struct iova_magazine {
-	union {
-		long unsigned int size;
-		struct iova_magazine *next;
-	};
-	long unsigned int pfns[127];
-};
-
-struct iova_cpu_rcache {
-	spinlock_t lock;
-	struct iova_magazine *loaded;
-	struct iova_magazine *prev;
-};
-
-struct iommu_sva {
-	struct iommu_attach_handle handle;
-	struct device *dev;
-	refcount_t users;
 };
 
 struct cb_id {
@@ -89459,6 +72718,16 @@ struct dev_pm_domain_list {
 
 typedef int (*pm_callback_t)(struct device *);
 
+typedef void * (*ZSTD_allocFunction)(void *, size_t);
+
+typedef void (*ZSTD_freeFunction)(void *, void *);
+
+typedef struct {
+	ZSTD_allocFunction customAlloc;
+	ZSTD_freeFunction customFree;
+	void *opaque;
+} ZSTD_customMem;
+
 enum fw_opt {
 	FW_OPT_UEVENT = 1,
 	FW_OPT_NOWAIT = 2,
@@ -89501,20 +72770,6 @@ struct firmware_cache {
 	spinlock_t lock;
 	struct list_head head;
 	int state;
-	spinlock_t name_lock;
-	struct list_head fw_names;
-	struct delayed_work work;
-	struct notifier_block pm_notify;
-};
-
-struct fw_cache_entry {
-	struct list_head list;
-	const char *name;
-};
-
-struct fw_name_devm {
-	long unsigned int magic;
-	const char *name;
 };
 
 struct firmware_work {
@@ -89581,8 +72836,6 @@ struct brd_device {
 };
 
 typedef long unsigned int __kernel_old_dev_t;
-
-typedef u16 compat_dev_t;
 
 enum {
 	LO_FLAGS_READ_ONLY = 1,
@@ -89682,21 +72935,6 @@ struct loop_worker {
 	struct loop_device *lo;
 	struct cgroup_subsys_state *blkcg_css;
 	long unsigned int last_ran_at;
-};
-
-struct compat_loop_info {
-	compat_int_t lo_number;
-	compat_dev_t lo_device;
-	compat_ulong_t lo_inode;
-	compat_dev_t lo_rdevice;
-	compat_int_t lo_offset;
-	compat_int_t lo_encrypt_type;
-	compat_int_t lo_encrypt_key_size;
-	compat_int_t lo_flags;
-	char lo_name[64];
-	unsigned char lo_encrypt_key[32];
-	compat_ulong_t lo_init[2];
-	char reserved[4];
 };
 
 struct virtio_blk_geometry {
@@ -89879,834 +73117,6 @@ struct zram {
 	s8 num_active_comps;
 	bool claim;
 	atomic_t pp_in_progress;
-};
-
-enum mei_dev_state {
-	MEI_DEV_INITIALIZING = 0,
-	MEI_DEV_INIT_CLIENTS = 1,
-	MEI_DEV_ENABLED = 2,
-	MEI_DEV_RESETTING = 3,
-	MEI_DEV_DISABLED = 4,
-	MEI_DEV_POWERING_DOWN = 5,
-	MEI_DEV_POWER_DOWN = 6,
-	MEI_DEV_POWER_UP = 7,
-};
-
-enum mei_hbm_state {
-	MEI_HBM_IDLE = 0,
-	MEI_HBM_STARTING = 1,
-	MEI_HBM_CAP_SETUP = 2,
-	MEI_HBM_DR_SETUP = 3,
-	MEI_HBM_ENUM_CLIENTS = 4,
-	MEI_HBM_CLIENT_PROPERTIES = 5,
-	MEI_HBM_STARTED = 6,
-	MEI_HBM_STOPPED = 7,
-};
-
-enum mei_dev_pxp_mode {
-	MEI_DEV_PXP_DEFAULT = 0,
-	MEI_DEV_PXP_INIT = 1,
-	MEI_DEV_PXP_SETUP = 2,
-	MEI_DEV_PXP_READY = 3,
-};
-
-enum mei_pg_event {
-	MEI_PG_EVENT_IDLE = 0,
-	MEI_PG_EVENT_WAIT = 1,
-	MEI_PG_EVENT_RECEIVED = 2,
-	MEI_PG_EVENT_INTR_WAIT = 3,
-	MEI_PG_EVENT_INTR_RECEIVED = 4,
-};
-
-struct mei_dma_dscr {
-	void *vaddr;
-	dma_addr_t daddr;
-	size_t size;
-};
-
-struct hbm_version {
-	u8 minor_version;
-	u8 major_version;
-};
-
-struct mei_fw_version {
-	u8 platform;
-	u8 major;
-	u16 minor;
-	u16 buildno;
-	u16 hotfix;
-};
-
-struct mei_dev_timeouts {
-	long unsigned int hw_ready;
-	int connect;
-	long unsigned int cl_connect;
-	int client_init;
-	long unsigned int pgi;
-	unsigned int d0i3;
-	long unsigned int hbm;
-	long unsigned int mkhi_recv;
-};
-
-struct mei_fw_status {
-	int count;
-	u32 status[6];
-};
-
-enum mei_dev_reset_to_pxp {
-	MEI_DEV_RESET_TO_PXP_DEFAULT = 0,
-	MEI_DEV_RESET_TO_PXP_PERFORMED = 1,
-	MEI_DEV_RESET_TO_PXP_DONE = 2,
-};
-
-struct mei_hw_ops;
-
-struct mei_device {
-	struct device *dev;
-	struct cdev cdev;
-	int minor;
-	struct list_head write_list;
-	struct list_head write_waiting_list;
-	struct list_head ctrl_wr_list;
-	struct list_head ctrl_rd_list;
-	u8 tx_queue_limit;
-	struct list_head file_list;
-	long int open_handle_count;
-	struct mutex device_lock;
-	struct delayed_work timer_work;
-	bool recvd_hw_ready;
-	wait_queue_head_t wait_hw_ready;
-	wait_queue_head_t wait_pg;
-	wait_queue_head_t wait_hbm_start;
-	long unsigned int reset_count;
-	enum mei_dev_state dev_state;
-	enum mei_hbm_state hbm_state;
-	enum mei_dev_pxp_mode pxp_mode;
-	u16 init_clients_timer;
-	enum mei_pg_event pg_event;
-	struct dev_pm_domain pg_domain;
-	unsigned char rd_msg_buf[512];
-	u32 rd_msg_hdr[512];
-	int rd_msg_hdr_count;
-	bool hbuf_is_ready;
-	struct mei_dma_dscr dr_dscr[3];
-	struct hbm_version version;
-	unsigned int hbm_f_pg_supported: 1;
-	unsigned int hbm_f_dc_supported: 1;
-	unsigned int hbm_f_dot_supported: 1;
-	unsigned int hbm_f_ev_supported: 1;
-	unsigned int hbm_f_fa_supported: 1;
-	unsigned int hbm_f_ie_supported: 1;
-	unsigned int hbm_f_os_supported: 1;
-	unsigned int hbm_f_dr_supported: 1;
-	unsigned int hbm_f_vt_supported: 1;
-	unsigned int hbm_f_cap_supported: 1;
-	unsigned int hbm_f_cd_supported: 1;
-	unsigned int hbm_f_gsc_supported: 1;
-	struct mei_fw_version fw_ver[3];
-	unsigned int fw_f_fw_ver_supported: 1;
-	unsigned int fw_ver_received: 1;
-	struct rw_semaphore me_clients_rwsem;
-	struct list_head me_clients;
-	long unsigned int me_clients_map[4];
-	long unsigned int host_clients_map[4];
-	bool allow_fixed_address;
-	bool override_fixed_address;
-	struct mei_dev_timeouts timeouts;
-	struct work_struct reset_work;
-	struct work_struct bus_rescan_work;
-	struct list_head device_list;
-	struct mutex cl_bus_lock;
-	const char *kind;
-	struct dentry *dbgfs_dir;
-	struct mei_fw_status saved_fw_status;
-	enum mei_dev_state saved_dev_state;
-	bool saved_fw_status_flag;
-	enum mei_dev_reset_to_pxp gsc_reset_to_pxp;
-	const struct mei_hw_ops *ops;
-	char hw[0];
-};
-
-enum mei_hbm_status {
-	MEI_HBMS_SUCCESS = 0,
-	MEI_HBMS_CLIENT_NOT_FOUND = 1,
-	MEI_HBMS_ALREADY_EXISTS = 2,
-	MEI_HBMS_REJECTED = 3,
-	MEI_HBMS_INVALID_PARAMETER = 4,
-	MEI_HBMS_NOT_ALLOWED = 5,
-	MEI_HBMS_ALREADY_STARTED = 6,
-	MEI_HBMS_NOT_STARTED = 7,
-	MEI_HBMS_MAX = 8,
-};
-
-enum {
-	DMA_DSCR_HOST = 0,
-	DMA_DSCR_DEVICE = 1,
-	DMA_DSCR_CTRL = 2,
-	DMA_DSCR_NUM = 3,
-};
-
-enum mei_pg_state {
-	MEI_PG_OFF = 0,
-	MEI_PG_ON = 1,
-};
-
-struct mei_hw_ops {
-	bool (*host_is_ready)(struct mei_device *);
-	bool (*hw_is_ready)(struct mei_device *);
-	int (*hw_reset)(struct mei_device *, bool);
-	int (*hw_start)(struct mei_device *);
-	int (*hw_config)(struct mei_device *);
-	int (*fw_status)(struct mei_device *, struct mei_fw_status *);
-	int (*trc_status)(struct mei_device *, u32 *);
-	enum mei_pg_state (*pg_state)(struct mei_device *);
-	bool (*pg_in_transition)(struct mei_device *);
-	bool (*pg_is_enabled)(struct mei_device *);
-	void (*intr_clear)(struct mei_device *);
-	void (*intr_enable)(struct mei_device *);
-	void (*intr_disable)(struct mei_device *);
-	void (*synchronize_irq)(struct mei_device *);
-	int (*hbuf_free_slots)(struct mei_device *);
-	bool (*hbuf_is_ready)(struct mei_device *);
-	u32 (*hbuf_depth)(const struct mei_device *);
-	int (*write)(struct mei_device *, const void *, size_t, const void *, size_t);
-	int (*rdbuf_full_slots)(struct mei_device *);
-	u32 (*read_hdr)(const struct mei_device *);
-	int (*read)(struct mei_device *, unsigned char *, long unsigned int);
-};
-
-typedef struct {
-	__u8 b[16];
-} uuid_le;
-
-struct mei_cl_device;
-
-typedef void (*mei_cldev_cb_t)(struct mei_cl_device *);
-
-struct mei_me_client;
-
-struct mei_cl;
-
-struct mei_cl_device {
-	struct list_head bus_list;
-	struct mei_device *bus;
-	struct device dev;
-	struct mei_me_client *me_cl;
-	struct mei_cl *cl;
-	char name[32];
-	struct work_struct rx_work;
-	mei_cldev_cb_t rx_cb;
-	struct work_struct notif_work;
-	mei_cldev_cb_t notif_cb;
-	unsigned int do_match: 1;
-	unsigned int is_added: 1;
-	void *priv_data;
-};
-
-struct mei_client_properties {
-	uuid_le protocol_name;
-	u8 protocol_version;
-	u8 max_number_of_connections;
-	u8 fixed_address;
-	u8 single_recv_buf: 1;
-	u8 vt_supported: 1;
-	u8 reserved: 6;
-	u32 max_msg_length;
-};
-
-struct mei_me_client {
-	struct list_head list;
-	struct kref refcnt;
-	struct mei_client_properties props;
-	u8 client_id;
-	u8 tx_flow_ctrl_creds;
-	u8 connect_count;
-	u8 bus_added;
-};
-
-enum file_state {
-	MEI_FILE_UNINITIALIZED = 0,
-	MEI_FILE_INITIALIZING = 1,
-	MEI_FILE_CONNECTING = 2,
-	MEI_FILE_CONNECTED = 3,
-	MEI_FILE_DISCONNECTING = 4,
-	MEI_FILE_DISCONNECT_REPLY = 5,
-	MEI_FILE_DISCONNECT_REQUIRED = 6,
-	MEI_FILE_DISCONNECTED = 7,
-};
-
-enum mei_file_transaction_states {
-	MEI_IDLE = 0,
-	MEI_WRITING = 1,
-	MEI_WRITE_COMPLETE = 2,
-};
-
-struct mei_dma_data {
-	u8 buffer_id;
-	void *vaddr;
-	dma_addr_t daddr;
-	size_t size;
-};
-
-struct mei_cl {
-	struct list_head link;
-	struct mei_device *dev;
-	enum file_state state;
-	wait_queue_head_t tx_wait;
-	wait_queue_head_t rx_wait;
-	wait_queue_head_t wait;
-	wait_queue_head_t ev_wait;
-	struct fasync_struct *ev_async;
-	int status;
-	struct mei_me_client *me_cl;
-	const struct file *fp;
-	u8 host_client_id;
-	struct list_head vtag_map;
-	u8 tx_flow_ctrl_creds;
-	u8 rx_flow_ctrl_creds;
-	u8 timer_count;
-	u8 notify_en;
-	u8 notify_ev;
-	u8 tx_cb_queued;
-	enum mei_file_transaction_states writing_state;
-	struct list_head rd_pending;
-	spinlock_t rd_completed_lock;
-	struct list_head rd_completed;
-	struct mei_dma_data dma;
-	u8 dma_mapped;
-	struct mei_cl_device *cldev;
-};
-
-enum mei_stop_reason_types {
-	DRIVER_STOP_REQUEST = 0,
-	DEVICE_D1_ENTRY = 1,
-	DEVICE_D2_ENTRY = 2,
-	DEVICE_D3_ENTRY = 3,
-	SYSTEM_S1_ENTRY = 4,
-	SYSTEM_S2_ENTRY = 5,
-	SYSTEM_S3_ENTRY = 6,
-	SYSTEM_S4_ENTRY = 7,
-	SYSTEM_S5_ENTRY = 8,
-};
-
-enum mei_cl_connect_status {
-	MEI_CL_CONN_SUCCESS = 0,
-	MEI_CL_CONN_NOT_FOUND = 1,
-	MEI_CL_CONN_ALREADY_STARTED = 2,
-	MEI_CL_CONN_OUT_OF_RESOURCES = 3,
-	MEI_CL_CONN_MESSAGE_SMALL = 4,
-	MEI_CL_CONN_NOT_ALLOWED = 5,
-};
-
-enum mei_cl_disconnect_status {
-	MEI_CL_DISCONN_SUCCESS = 0,
-};
-
-struct mei_ext_hdr {
-	u8 type;
-	u8 length;
-};
-
-struct mei_msg_hdr {
-	u32 me_addr: 8;
-	u32 host_addr: 8;
-	u32 length: 9;
-	u32 reserved: 3;
-	u32 extended: 1;
-	u32 dma_ring: 1;
-	u32 internal: 1;
-	u32 msg_complete: 1;
-	u32 extension[0];
-};
-
-struct mei_bus_message {
-	u8 hbm_cmd;
-	u8 data[0];
-};
-
-struct mei_hbm_cl_cmd {
-	u8 hbm_cmd;
-	u8 me_addr;
-	u8 host_addr;
-	u8 data;
-};
-
-struct hbm_host_version_request {
-	u8 hbm_cmd;
-	u8 reserved;
-	struct hbm_version host_version;
-};
-
-struct hbm_host_version_response {
-	u8 hbm_cmd;
-	u8 host_version_supported;
-	struct hbm_version me_max_version;
-};
-
-struct hbm_host_stop_request {
-	u8 hbm_cmd;
-	u8 reason;
-	u8 reserved[2];
-};
-
-enum hbm_host_enum_flags {
-	MEI_HBM_ENUM_F_ALLOW_ADD = 1,
-	MEI_HBM_ENUM_F_IMMEDIATE_ENUM = 2,
-};
-
-struct hbm_host_enum_request {
-	u8 hbm_cmd;
-	u8 flags;
-	u8 reserved[2];
-};
-
-struct hbm_host_enum_response {
-	u8 hbm_cmd;
-	u8 reserved[3];
-	u8 valid_addresses[32];
-};
-
-struct hbm_props_request {
-	u8 hbm_cmd;
-	u8 me_addr;
-	u8 reserved[2];
-};
-
-struct hbm_props_response {
-	u8 hbm_cmd;
-	u8 me_addr;
-	u8 status;
-	u8 reserved;
-	struct mei_client_properties client_properties;
-};
-
-struct hbm_add_client_request {
-	u8 hbm_cmd;
-	u8 me_addr;
-	u8 reserved[2];
-	struct mei_client_properties client_properties;
-};
-
-struct hbm_add_client_response {
-	u8 hbm_cmd;
-	u8 me_addr;
-	u8 status;
-	u8 reserved;
-};
-
-struct hbm_power_gate {
-	u8 hbm_cmd;
-	u8 reserved[3];
-};
-
-struct hbm_client_connect_request {
-	u8 hbm_cmd;
-	u8 me_addr;
-	u8 host_addr;
-	u8 reserved;
-};
-
-struct hbm_client_connect_response {
-	u8 hbm_cmd;
-	u8 me_addr;
-	u8 host_addr;
-	u8 status;
-};
-
-struct hbm_flow_control {
-	u8 hbm_cmd;
-	u8 me_addr;
-	u8 host_addr;
-	u8 reserved[5];
-};
-
-struct hbm_notification_request {
-	u8 hbm_cmd;
-	u8 me_addr;
-	u8 host_addr;
-	u8 start;
-};
-
-struct hbm_notification_response {
-	u8 hbm_cmd;
-	u8 me_addr;
-	u8 host_addr;
-	u8 status;
-	u8 start;
-	u8 reserved[3];
-};
-
-struct hbm_dma_mem_dscr {
-	u32 addr_hi;
-	u32 addr_lo;
-	u32 size;
-};
-
-struct hbm_dma_setup_request {
-	u8 hbm_cmd;
-	u8 reserved[3];
-	struct hbm_dma_mem_dscr dma_dscr[3];
-};
-
-struct hbm_dma_setup_response {
-	u8 hbm_cmd;
-	u8 status;
-	u8 reserved[2];
-};
-
-struct hbm_capability_request {
-	u8 hbm_cmd;
-	u8 capability_requested[3];
-};
-
-struct hbm_capability_response {
-	u8 hbm_cmd;
-	u8 capability_granted[3];
-};
-
-struct hbm_client_dma_map_request {
-	u8 hbm_cmd;
-	u8 client_buffer_id;
-	u8 reserved[2];
-	u32 address_lsb;
-	u32 address_msb;
-	u32 size;
-};
-
-struct hbm_client_dma_unmap_request {
-	u8 hbm_cmd;
-	u8 status;
-	u8 client_buffer_id;
-	u8 reserved;
-};
-
-struct hbm_client_dma_response {
-	u8 hbm_cmd;
-	u8 status;
-};
-
-enum mei_cb_file_ops {
-	MEI_FOP_READ = 0,
-	MEI_FOP_WRITE = 1,
-	MEI_FOP_CONNECT = 2,
-	MEI_FOP_DISCONNECT = 3,
-	MEI_FOP_DISCONNECT_RSP = 4,
-	MEI_FOP_NOTIFY_START = 5,
-	MEI_FOP_NOTIFY_STOP = 6,
-	MEI_FOP_DMA_MAP = 7,
-	MEI_FOP_DMA_UNMAP = 8,
-};
-
-struct mei_msg_data {
-	size_t size;
-	unsigned char *data;
-};
-
-struct mei_cl_cb {
-	struct list_head list;
-	struct mei_cl *cl;
-	enum mei_cb_file_ops fop_type;
-	struct mei_msg_data buf;
-	size_t buf_idx;
-	u8 vtag;
-	const struct file *fp;
-	int status;
-	u32 internal: 1;
-	u32 blocking: 1;
-	struct mei_ext_hdr *ext_hdr;
-};
-
-enum mei_ext_hdr_type {
-	MEI_EXT_HDR_NONE = 0,
-	MEI_EXT_HDR_VTAG = 1,
-	MEI_EXT_HDR_GSC = 2,
-};
-
-struct mei_ext_meta_hdr {
-	u8 count;
-	u8 size;
-	u8 reserved[2];
-	u8 hdrs[0];
-};
-
-struct mei_ext_hdr_vtag {
-	struct mei_ext_hdr hdr;
-	u8 vtag;
-	u8 reserved;
-};
-
-struct mei_ext_hdr_gsc_f2h {
-	struct mei_ext_hdr hdr;
-	u8 client_id;
-	u8 reserved;
-	u32 fence_id;
-	u32 written;
-};
-
-struct mei_cl_vtag {
-	struct list_head list;
-	const struct file *fp;
-	u8 vtag;
-	u8 pending_read: 1;
-};
-
-struct mei_client {
-	__u32 max_msg_length;
-	__u8 protocol_version;
-	__u8 reserved[3];
-};
-
-struct mei_connect_client_data {
-	union {
-		uuid_le in_client_uuid;
-		struct mei_client out_client_properties;
-	};
-};
-
-struct mei_connect_client_vtag {
-	uuid_le in_client_uuid;
-	__u8 vtag;
-	__u8 reserved[3];
-};
-
-struct mei_connect_client_data_vtag {
-	union {
-		struct mei_connect_client_vtag connect;
-		struct mei_client out_client_properties;
-	};
-};
-
-struct hbm_dma_ring_ctrl {
-	u32 hbuf_wr_idx;
-	u32 reserved1;
-	u32 hbuf_rd_idx;
-	u32 reserved2;
-	u32 dbuf_wr_idx;
-	u32 reserved3;
-	u32 dbuf_rd_idx;
-	u32 reserved4;
-};
-
-struct mei_cl_device_id {
-	char name[32];
-	uuid_le uuid;
-	__u8 version;
-	kernel_ulong_t driver_info;
-};
-
-struct mei_cl_driver {
-	struct device_driver driver;
-	const char *name;
-	const struct mei_cl_device_id *id_table;
-	int (*probe)(struct mei_cl_device *, const struct mei_cl_device_id *);
-	void (*remove)(struct mei_cl_device *);
-};
-
-struct mei_gsc_sgl {
-	u32 low;
-	u32 high;
-	u32 length;
-};
-
-struct mei_ext_hdr_gsc_h2f {
-	struct mei_ext_hdr hdr;
-	u8 client_id;
-	u8 addr_type;
-	u32 fence_id;
-	u8 input_address_count;
-	u8 output_address_count;
-	u8 reserved[2];
-	struct mei_gsc_sgl sgl[0];
-};
-
-enum mei_cl_io_mode {
-	MEI_CL_IO_TX_BLOCKING = 1,
-	MEI_CL_IO_TX_INTERNAL = 2,
-	MEI_CL_IO_RX_NONBLOCK = 4,
-	MEI_CL_IO_SGL = 8,
-};
-
-struct mkhi_rule_id {
-	__le16 rule_type;
-	u8 feature_id;
-	u8 reserved;
-};
-
-struct mkhi_fwcaps {
-	struct mkhi_rule_id id;
-	u8 len;
-	u8 data[0];
-} __attribute__((packed));
-
-struct mkhi_msg_hdr {
-	u8 group_id;
-	u8 command;
-	u8 reserved;
-	u8 result;
-};
-
-struct mkhi_msg {
-	struct mkhi_msg_hdr hdr;
-	u8 data[0];
-};
-
-struct mkhi_gfx_mem_ready {
-	struct mkhi_msg_hdr hdr;
-	u32 flags;
-};
-
-struct mei_os_ver {
-	__le16 build;
-	__le16 reserved1;
-	u8 os_type;
-	u8 major;
-	u8 minor;
-	u8 reserved2;
-};
-
-struct mkhi_fw_ver_block {
-	u16 minor;
-	u8 major;
-	u8 platform;
-	u16 buildno;
-	u16 hotfix;
-};
-
-struct mkhi_fw_ver {
-	struct mkhi_fw_ver_block ver[3];
-};
-
-struct mei_nfc_cmd {
-	u8 command;
-	u8 status;
-	u16 req_id;
-	u32 reserved;
-	u16 data_size;
-	u8 sub_command;
-	u8 data[0];
-} __attribute__((packed));
-
-struct mei_nfc_reply {
-	u8 command;
-	u8 status;
-	u16 req_id;
-	u32 reserved;
-	u16 data_size;
-	u8 sub_command;
-	u8 reply_status;
-	u8 data[0];
-};
-
-struct mei_nfc_if_version {
-	u8 radio_version_sw[3];
-	u8 reserved[3];
-	u8 radio_version_hw[3];
-	u8 i2c_addr;
-	u8 fw_ivn;
-	u8 vendor_id;
-	u8 radio_type;
-};
-
-struct mei_fixup {
-	const uuid_le uuid;
-	void (*hook)(struct mei_cl_device *);
-};
-
-struct trace_event_raw_mei_reg_read {
-	struct trace_entry ent;
-	u32 __data_loc_dev;
-	u32 __data_loc_reg;
-	u32 offs;
-	u32 val;
-	char __data[0];
-};
-
-struct trace_event_raw_mei_reg_write {
-	struct trace_entry ent;
-	u32 __data_loc_dev;
-	u32 __data_loc_reg;
-	u32 offs;
-	u32 val;
-	char __data[0];
-};
-
-struct trace_event_raw_mei_pci_cfg_read {
-	struct trace_entry ent;
-	u32 __data_loc_dev;
-	u32 __data_loc_reg;
-	u32 offs;
-	u32 val;
-	char __data[0];
-};
-
-struct trace_event_data_offsets_mei_reg_read {
-	u32 dev;
-	const void *dev_ptr_;
-	u32 reg;
-	const void *reg_ptr_;
-};
-
-struct trace_event_data_offsets_mei_reg_write {
-	u32 dev;
-	const void *dev_ptr_;
-	u32 reg;
-	const void *reg_ptr_;
-};
-
-struct trace_event_data_offsets_mei_pci_cfg_read {
-	u32 dev;
-	const void *dev_ptr_;
-	u32 reg;
-	const void *reg_ptr_;
-};
-
-typedef void (*btf_trace_mei_reg_read)(void *, const struct device *, const char *, u32, u32);
-
-typedef void (*btf_trace_mei_reg_write)(void *, const struct device *, const char *, u32, u32);
-
-typedef void (*btf_trace_mei_pci_cfg_read)(void *, const struct device *, const char *, u32, u32);
-
-struct mei_cfg {
-	const struct mei_fw_status fw_status;
-	bool (*quirk_probe)(const struct pci_dev *);
-	const char *kind;
-	size_t dma_size[3];
-	u32 fw_ver_supported: 1;
-	u32 hw_trc_supported: 1;
-};
-
-struct mei_me_hw {
-	const struct mei_cfg *cfg;
-	void *mem_addr;
-	int irq;
-	enum mei_pg_state pg_state;
-	bool d0i3_supported;
-	u8 hbuf_depth;
-	int (*read_fws)(const struct mei_device *, int, u32 *);
-	struct task_struct *polling_thread;
-	wait_queue_head_t wait_active;
-	bool is_active;
-};
-
-enum mei_cfg_idx {
-	MEI_ME_UNDEF_CFG = 0,
-	MEI_ME_ICH_CFG = 1,
-	MEI_ME_ICH10_CFG = 2,
-	MEI_ME_PCH6_CFG = 3,
-	MEI_ME_PCH7_CFG = 4,
-	MEI_ME_PCH_CPT_PBG_CFG = 5,
-	MEI_ME_PCH8_CFG = 6,
-	MEI_ME_PCH8_ITOUCH_CFG = 7,
-	MEI_ME_PCH8_SPS_4_CFG = 8,
-	MEI_ME_PCH12_CFG = 9,
-	MEI_ME_PCH12_SPS_4_CFG = 10,
-	MEI_ME_PCH12_SPS_CFG = 11,
-	MEI_ME_PCH12_SPS_ITOUCH_CFG = 12,
-	MEI_ME_PCH15_CFG = 13,
-	MEI_ME_PCH15_SPS_CFG = 14,
-	MEI_ME_GSC_CFG = 15,
-	MEI_ME_GSCFI_CFG = 16,
-	MEI_ME_NUM_CFG = 17,
 };
 
 struct iosys_map {
@@ -91119,6 +73529,10 @@ enum {
 	SKBTX_SCHED_TSTAMP = 64,
 };
 
+struct in_addr {
+	__be32 s_addr;
+};
+
 enum netdev_state_t {
 	__LINK_STATE_START = 0,
 	__LINK_STATE_PRESENT = 1,
@@ -91252,19 +73666,6 @@ struct mdio_board_entry {
 	struct mdio_board_info board_info;
 };
 
-struct ethtool_phy_stats;
-
-struct phylib_stubs {
-	int (*hwtstamp_get)(struct phy_device *, struct kernel_hwtstamp_config *);
-	int (*hwtstamp_set)(struct phy_device *, struct kernel_hwtstamp_config *, struct netlink_ext_ack *);
-	void (*get_phy_stats)(struct phy_device *, struct ethtool_eth_phy_stats *, struct ethtool_phy_stats *);
-	void (*get_link_ext_stats)(struct phy_device *, struct ethtool_link_ext_stats *);
-};
-
-struct mdiobus_devres {
-	struct mii_bus *mii;
-};
-
 struct phy_c45_device_ids {
 	u32 devices_in_package;
 	u32 mmds_present;
@@ -91370,12 +73771,6 @@ struct phy_device {
 	void (*adjust_link)(struct net_device *);
 };
 
-struct hwtstamp_config {
-	int flags;
-	int tx_type;
-	int rx_filter;
-};
-
 struct ethtool_phy_stats {
 	u64 rx_packets;
 	u64 rx_bytes;
@@ -91406,68 +73801,16 @@ struct phy_tdr_config {
 	s8 pair;
 };
 
-struct mii_ioctl_data {
-	__u16 phy_id;
-	__u16 reg_num;
-	__u16 val_in;
-	__u16 val_out;
-};
-
-enum {
-	ETHTOOL_MSG_KERNEL_NONE = 0,
-	ETHTOOL_MSG_STRSET_GET_REPLY = 1,
-	ETHTOOL_MSG_LINKINFO_GET_REPLY = 2,
-	ETHTOOL_MSG_LINKINFO_NTF = 3,
-	ETHTOOL_MSG_LINKMODES_GET_REPLY = 4,
-	ETHTOOL_MSG_LINKMODES_NTF = 5,
-	ETHTOOL_MSG_LINKSTATE_GET_REPLY = 6,
-	ETHTOOL_MSG_DEBUG_GET_REPLY = 7,
-	ETHTOOL_MSG_DEBUG_NTF = 8,
-	ETHTOOL_MSG_WOL_GET_REPLY = 9,
-	ETHTOOL_MSG_WOL_NTF = 10,
-	ETHTOOL_MSG_FEATURES_GET_REPLY = 11,
-	ETHTOOL_MSG_FEATURES_SET_REPLY = 12,
-	ETHTOOL_MSG_FEATURES_NTF = 13,
-	ETHTOOL_MSG_PRIVFLAGS_GET_REPLY = 14,
-	ETHTOOL_MSG_PRIVFLAGS_NTF = 15,
-	ETHTOOL_MSG_RINGS_GET_REPLY = 16,
-	ETHTOOL_MSG_RINGS_NTF = 17,
-	ETHTOOL_MSG_CHANNELS_GET_REPLY = 18,
-	ETHTOOL_MSG_CHANNELS_NTF = 19,
-	ETHTOOL_MSG_COALESCE_GET_REPLY = 20,
-	ETHTOOL_MSG_COALESCE_NTF = 21,
-	ETHTOOL_MSG_PAUSE_GET_REPLY = 22,
-	ETHTOOL_MSG_PAUSE_NTF = 23,
-	ETHTOOL_MSG_EEE_GET_REPLY = 24,
-	ETHTOOL_MSG_EEE_NTF = 25,
-	ETHTOOL_MSG_TSINFO_GET_REPLY = 26,
-	ETHTOOL_MSG_CABLE_TEST_NTF = 27,
-	ETHTOOL_MSG_CABLE_TEST_TDR_NTF = 28,
-	ETHTOOL_MSG_TUNNEL_INFO_GET_REPLY = 29,
-	ETHTOOL_MSG_FEC_GET_REPLY = 30,
-	ETHTOOL_MSG_FEC_NTF = 31,
-	ETHTOOL_MSG_MODULE_EEPROM_GET_REPLY = 32,
-	ETHTOOL_MSG_STATS_GET_REPLY = 33,
-	ETHTOOL_MSG_PHC_VCLOCKS_GET_REPLY = 34,
-	ETHTOOL_MSG_MODULE_GET_REPLY = 35,
-	ETHTOOL_MSG_MODULE_NTF = 36,
-	ETHTOOL_MSG_PSE_GET_REPLY = 37,
-	ETHTOOL_MSG_RSS_GET_REPLY = 38,
-	ETHTOOL_MSG_PLCA_GET_CFG_REPLY = 39,
-	ETHTOOL_MSG_PLCA_GET_STATUS_REPLY = 40,
-	ETHTOOL_MSG_PLCA_NTF = 41,
-	ETHTOOL_MSG_MM_GET_REPLY = 42,
-	ETHTOOL_MSG_MM_NTF = 43,
-	ETHTOOL_MSG_MODULE_FW_FLASH_NTF = 44,
-	ETHTOOL_MSG_PHY_GET_REPLY = 45,
-	ETHTOOL_MSG_PHY_NTF = 46,
-	__ETHTOOL_MSG_KERNEL_CNT = 47,
-	ETHTOOL_MSG_KERNEL_MAX = 46,
-};
-
 struct mdio_driver_common {
 	struct device_driver driver;
 	int flags;
+};
+
+struct mdio_driver {
+	struct mdio_driver_common mdiodrv;
+	int (*probe)(struct mdio_device *);
+	void (*remove)(struct mdio_device *);
+	void (*shutdown)(struct mdio_device *);
 };
 
 struct mii_timestamper {
@@ -91534,193 +73877,6 @@ struct phy_driver {
 	int (*led_polarity_set)(struct phy_device *, int, long unsigned int);
 };
 
-struct phy_setting {
-	u32 speed;
-	u8 duplex;
-	u8 bit;
-};
-
-enum phy_state_work {
-	PHY_STATE_WORK_NONE = 0,
-	PHY_STATE_WORK_ANEG = 1,
-	PHY_STATE_WORK_SUSPEND = 2,
-};
-
-struct phy_link_topology {
-	struct xarray phys;
-	u32 next_phy_index;
-};
-
-enum phy_upstream {
-	PHY_UPSTREAM_MAC = 0,
-	PHY_UPSTREAM_PHY = 1,
-};
-
-struct ethtool_phy_ops {
-	int (*get_sset_count)(struct phy_device *);
-	int (*get_strings)(struct phy_device *, u8 *);
-	int (*get_stats)(struct phy_device *, struct ethtool_stats *, u64 *);
-	int (*get_plca_cfg)(struct phy_device *, struct phy_plca_cfg *);
-	int (*set_plca_cfg)(struct phy_device *, const struct phy_plca_cfg *, struct netlink_ext_ack *);
-	int (*get_plca_status)(struct phy_device *, struct phy_plca_status *);
-	int (*start_cable_test)(struct phy_device *, struct netlink_ext_ack *);
-	int (*start_cable_test_tdr)(struct phy_device *, struct netlink_ext_ack *, const struct phy_tdr_config *);
-};
-
-struct phy_fixup {
-	struct list_head list;
-	char bus_id[64];
-	u32 phy_uid;
-	u32 phy_uid_mask;
-	int (*run)(struct phy_device *);
-};
-
-struct sfp_eeprom_base {
-	u8 phys_id;
-	u8 phys_ext_id;
-	u8 connector;
-	u8 if_1x_copper_passive: 1;
-	u8 if_1x_copper_active: 1;
-	u8 if_1x_lx: 1;
-	u8 if_1x_sx: 1;
-	u8 e10g_base_sr: 1;
-	u8 e10g_base_lr: 1;
-	u8 e10g_base_lrm: 1;
-	u8 e10g_base_er: 1;
-	u8 sonet_oc3_short_reach: 1;
-	u8 sonet_oc3_smf_intermediate_reach: 1;
-	u8 sonet_oc3_smf_long_reach: 1;
-	u8 unallocated_5_3: 1;
-	u8 sonet_oc12_short_reach: 1;
-	u8 sonet_oc12_smf_intermediate_reach: 1;
-	u8 sonet_oc12_smf_long_reach: 1;
-	u8 unallocated_5_7: 1;
-	u8 sonet_oc48_short_reach: 1;
-	u8 sonet_oc48_intermediate_reach: 1;
-	u8 sonet_oc48_long_reach: 1;
-	u8 sonet_reach_bit2: 1;
-	u8 sonet_reach_bit1: 1;
-	u8 sonet_oc192_short_reach: 1;
-	u8 escon_smf_1310_laser: 1;
-	u8 escon_mmf_1310_led: 1;
-	u8 e1000_base_sx: 1;
-	u8 e1000_base_lx: 1;
-	u8 e1000_base_cx: 1;
-	u8 e1000_base_t: 1;
-	u8 e100_base_lx: 1;
-	u8 e100_base_fx: 1;
-	u8 e_base_bx10: 1;
-	u8 e_base_px: 1;
-	u8 fc_tech_electrical_inter_enclosure: 1;
-	u8 fc_tech_lc: 1;
-	u8 fc_tech_sa: 1;
-	u8 fc_ll_m: 1;
-	u8 fc_ll_l: 1;
-	u8 fc_ll_i: 1;
-	u8 fc_ll_s: 1;
-	u8 fc_ll_v: 1;
-	u8 unallocated_8_0: 1;
-	u8 unallocated_8_1: 1;
-	u8 sfp_ct_passive: 1;
-	u8 sfp_ct_active: 1;
-	u8 fc_tech_ll: 1;
-	u8 fc_tech_sl: 1;
-	u8 fc_tech_sn: 1;
-	u8 fc_tech_electrical_intra_enclosure: 1;
-	u8 fc_media_sm: 1;
-	u8 unallocated_9_1: 1;
-	u8 fc_media_m5: 1;
-	u8 fc_media_m6: 1;
-	u8 fc_media_tv: 1;
-	u8 fc_media_mi: 1;
-	u8 fc_media_tp: 1;
-	u8 fc_media_tw: 1;
-	u8 fc_speed_100: 1;
-	u8 unallocated_10_1: 1;
-	u8 fc_speed_200: 1;
-	u8 fc_speed_3200: 1;
-	u8 fc_speed_400: 1;
-	u8 fc_speed_1600: 1;
-	u8 fc_speed_800: 1;
-	u8 fc_speed_1200: 1;
-	u8 encoding;
-	u8 br_nominal;
-	u8 rate_id;
-	u8 link_len[6];
-	char vendor_name[16];
-	u8 extended_cc;
-	char vendor_oui[3];
-	char vendor_pn[16];
-	char vendor_rev[4];
-	union {
-		__be16 optical_wavelength;
-		__be16 cable_compliance;
-		struct {
-			u8 sff8431_app_e: 1;
-			u8 fc_pi_4_app_h: 1;
-			u8 reserved60_2: 6;
-			u8 reserved61: 8;
-		} passive;
-		struct {
-			u8 sff8431_app_e: 1;
-			u8 fc_pi_4_app_h: 1;
-			u8 sff8431_lim: 1;
-			u8 fc_pi_4_lim: 1;
-			u8 reserved60_4: 4;
-			u8 reserved61: 8;
-		} active;
-	};
-	u8 reserved62;
-	u8 cc_base;
-};
-
-struct sfp_eeprom_ext {
-	__be16 options;
-	u8 br_max;
-	u8 br_min;
-	char vendor_sn[16];
-	char datecode[8];
-	u8 diagmon;
-	u8 enhopts;
-	u8 sff8472_compliance;
-	u8 cc_ext;
-};
-
-struct sfp_eeprom_id {
-	struct sfp_eeprom_base base;
-	struct sfp_eeprom_ext ext;
-};
-
-struct sfp_upstream_ops {
-	void (*attach)(void *, struct sfp_bus *);
-	void (*detach)(void *, struct sfp_bus *);
-	int (*module_insert)(void *, const struct sfp_eeprom_id *);
-	void (*module_remove)(void *);
-	int (*module_start)(void *);
-	void (*module_stop)(void *);
-	void (*link_down)(void *);
-	void (*link_up)(void *);
-	int (*connect_phy)(void *, struct phy_device *);
-	void (*disconnect_phy)(void *, struct phy_device *);
-};
-
-struct phy_device_node {
-	enum phy_upstream upstream_type;
-	union {
-		struct net_device *netdev;
-		struct phy_device *phydev;
-	} upstream;
-	struct sfp_bus *parent_sfp_bus;
-	struct phy_device *phy;
-};
-
-struct mdio_driver {
-	struct mdio_driver_common mdiodrv;
-	int (*probe)(struct mdio_device *);
-	void (*remove)(struct mdio_device *);
-	void (*shutdown)(struct mdio_device *);
-};
-
 enum reset_control_flags {
 	RESET_CONTROL_EXCLUSIVE = 4,
 	RESET_CONTROL_EXCLUSIVE_DEASSERTED = 12,
@@ -91751,73 +73907,6 @@ typedef void (*btf_trace_mdio_access)(void *, struct mii_bus *, char, u8, unsign
 struct mdio_bus_stat_attr {
 	int addr;
 	unsigned int field_offset;
-};
-
-struct fixed_phy_status {
-	int link;
-	int speed;
-	int duplex;
-	int pause;
-	int asym_pause;
-};
-
-struct swmii_regs {
-	u16 bmsr;
-	u16 lpa;
-	u16 lpagb;
-	u16 estat;
-};
-
-enum {
-	SWMII_SPEED_10 = 0,
-	SWMII_SPEED_100 = 1,
-	SWMII_SPEED_1000 = 2,
-	SWMII_DUPLEX_HALF = 0,
-	SWMII_DUPLEX_FULL = 1,
-};
-
-struct fixed_mdio_bus {
-	struct mii_bus *mii_bus;
-	struct list_head phys;
-};
-
-struct fixed_phy {
-	int addr;
-	struct phy_device *phydev;
-	struct fixed_phy_status status;
-	bool no_carrier;
-	int (*link_update)(struct net_device *, struct fixed_phy_status *);
-	struct list_head node;
-	struct gpio_desc *link_gpiod;
-};
-
-struct mdio_device_id {
-	__u32 phy_id;
-	__u32 phy_id_mask;
-};
-
-enum led_trigger_netdev_modes {
-	TRIGGER_NETDEV_LINK = 0,
-	TRIGGER_NETDEV_LINK_10 = 1,
-	TRIGGER_NETDEV_LINK_100 = 2,
-	TRIGGER_NETDEV_LINK_1000 = 3,
-	TRIGGER_NETDEV_LINK_2500 = 4,
-	TRIGGER_NETDEV_LINK_5000 = 5,
-	TRIGGER_NETDEV_LINK_10000 = 6,
-	TRIGGER_NETDEV_HALF_DUPLEX = 7,
-	TRIGGER_NETDEV_FULL_DUPLEX = 8,
-	TRIGGER_NETDEV_TX = 9,
-	TRIGGER_NETDEV_RX = 10,
-	TRIGGER_NETDEV_TX_ERR = 11,
-	TRIGGER_NETDEV_RX_ERR = 12,
-	__TRIGGER_NETDEV_MAX = 13,
-};
-
-struct rtl821x_priv {
-	u16 phycr1;
-	u16 phycr2;
-	bool has_phycr2;
-	struct clk *clk;
 };
 
 struct netdev_xmit {
@@ -92614,578 +74703,6 @@ struct ohci {
 	void *registers;
 };
 
-typedef unsigned char u_char;
-
-struct socket_state_t {
-	u_int flags;
-	u_int csc_mask;
-	u_char Vcc;
-	u_char Vpp;
-	u_char io_irq;
-};
-
-typedef struct socket_state_t socket_state_t;
-
-struct pccard_io_map {
-	u_char map;
-	u_char flags;
-	u_short speed;
-	phys_addr_t start;
-	phys_addr_t stop;
-};
-
-struct pccard_mem_map {
-	u_char map;
-	u_char flags;
-	u_short speed;
-	phys_addr_t static_start;
-	u_int card_start;
-	struct resource *res;
-};
-
-typedef struct pccard_mem_map pccard_mem_map;
-
-struct io_window_t {
-	u_int InUse;
-	u_int Config;
-	struct resource *res;
-};
-
-typedef struct io_window_t io_window_t;
-
-struct pcmcia_socket;
-
-struct pccard_operations {
-	int (*init)(struct pcmcia_socket *);
-	int (*suspend)(struct pcmcia_socket *);
-	int (*get_status)(struct pcmcia_socket *, u_int *);
-	int (*set_socket)(struct pcmcia_socket *, socket_state_t *);
-	int (*set_io_map)(struct pcmcia_socket *, struct pccard_io_map *);
-	int (*set_mem_map)(struct pcmcia_socket *, struct pccard_mem_map *);
-};
-
-struct pccard_resource_ops;
-
-struct pcmcia_callback;
-
-struct pcmcia_socket {
-	struct module *owner;
-	socket_state_t socket;
-	u_int state;
-	u_int suspended_state;
-	u_short functions;
-	u_short lock_count;
-	pccard_mem_map cis_mem;
-	void *cis_virt;
-	io_window_t io[2];
-	pccard_mem_map win[4];
-	struct list_head cis_cache;
-	size_t fake_cis_len;
-	u8 *fake_cis;
-	struct list_head socket_list;
-	struct completion socket_released;
-	unsigned int sock;
-	u_int features;
-	u_int irq_mask;
-	u_int map_size;
-	u_int io_offset;
-	u_int pci_irq;
-	struct pci_dev *cb_dev;
-	u8 resource_setup_done;
-	struct pccard_operations *ops;
-	struct pccard_resource_ops *resource_ops;
-	void *resource_data;
-	void (*zoom_video)(struct pcmcia_socket *, int);
-	int (*power_hook)(struct pcmcia_socket *, int);
-	void (*tune_bridge)(struct pcmcia_socket *, struct pci_bus *);
-	struct task_struct *thread;
-	struct completion thread_done;
-	unsigned int thread_events;
-	unsigned int sysfs_events;
-	struct mutex skt_mutex;
-	struct mutex ops_mutex;
-	spinlock_t thread_lock;
-	struct pcmcia_callback *callback;
-	struct list_head devices_list;
-	u8 device_count;
-	u8 pcmcia_pfc;
-	atomic_t present;
-	unsigned int pcmcia_irq;
-	struct device dev;
-	void *driver_data;
-	int resume_status;
-};
-
-struct pccard_resource_ops {
-	int (*validate_mem)(struct pcmcia_socket *);
-	int (*find_io)(struct pcmcia_socket *, unsigned int, unsigned int *, unsigned int, unsigned int, struct resource **);
-	struct resource * (*find_mem)(long unsigned int, long unsigned int, long unsigned int, int, struct pcmcia_socket *);
-	int (*init)(struct pcmcia_socket *);
-	void (*exit)(struct pcmcia_socket *);
-};
-
-struct pcmcia_callback {
-	struct module *owner;
-	int (*add)(struct pcmcia_socket *);
-	int (*remove)(struct pcmcia_socket *);
-	void (*requery)(struct pcmcia_socket *);
-	int (*validate)(struct pcmcia_socket *, unsigned int *);
-	int (*suspend)(struct pcmcia_socket *);
-	int (*early_resume)(struct pcmcia_socket *);
-	int (*resume)(struct pcmcia_socket *);
-};
-
-enum {
-	PCMCIA_IOPORT_0 = 0,
-	PCMCIA_IOPORT_1 = 1,
-	PCMCIA_IOMEM_0 = 2,
-	PCMCIA_IOMEM_1 = 3,
-	PCMCIA_IOMEM_2 = 4,
-	PCMCIA_IOMEM_3 = 5,
-	PCMCIA_NUM_RESOURCES = 6,
-};
-
-typedef unsigned char cisdata_t;
-
-struct cistpl_longlink_mfc_t {
-	u_char nfn;
-	struct {
-		u_char space;
-		u_int addr;
-	} fn[8];
-};
-
-typedef struct cistpl_longlink_mfc_t cistpl_longlink_mfc_t;
-
-struct cistpl_vers_1_t {
-	u_char major;
-	u_char minor;
-	u_char ns;
-	u_char ofs[4];
-	char str[254];
-};
-
-typedef struct cistpl_vers_1_t cistpl_vers_1_t;
-
-struct cistpl_manfid_t {
-	u_short manf;
-	u_short card;
-};
-
-typedef struct cistpl_manfid_t cistpl_manfid_t;
-
-struct cistpl_funcid_t {
-	u_char func;
-	u_char sysinit;
-};
-
-typedef struct cistpl_funcid_t cistpl_funcid_t;
-
-struct cistpl_config_t {
-	u_char last_idx;
-	u_int base;
-	u_int rmask[4];
-	u_char subtuples;
-};
-
-typedef struct cistpl_config_t cistpl_config_t;
-
-struct cistpl_device_geo_t {
-	u_char ngeo;
-	struct {
-		u_char buswidth;
-		u_int erase_block;
-		u_int read_block;
-		u_int write_block;
-		u_int partition;
-		u_int interleave;
-	} geo[4];
-};
-
-typedef struct cistpl_device_geo_t cistpl_device_geo_t;
-
-struct pcmcia_device_id {
-	__u16 match_flags;
-	__u16 manf_id;
-	__u16 card_id;
-	__u8 func_id;
-	__u8 function;
-	__u8 device_no;
-	__u32 prod_id_hash[4];
-	const char *prod_id[4];
-	kernel_ulong_t driver_info;
-	char *cisfile;
-};
-
-struct pcmcia_dynids {
-	struct mutex lock;
-	struct list_head list;
-};
-
-struct pcmcia_device;
-
-struct pcmcia_driver {
-	const char *name;
-	int (*probe)(struct pcmcia_device *);
-	void (*remove)(struct pcmcia_device *);
-	int (*suspend)(struct pcmcia_device *);
-	int (*resume)(struct pcmcia_device *);
-	struct module *owner;
-	const struct pcmcia_device_id *id_table;
-	struct device_driver drv;
-	struct pcmcia_dynids dynids;
-};
-
-struct config_t;
-
-struct pcmcia_device {
-	struct pcmcia_socket *socket;
-	char *devname;
-	u8 device_no;
-	u8 func;
-	struct config_t *function_config;
-	struct list_head socket_device_list;
-	unsigned int irq;
-	struct resource *resource[6];
-	resource_size_t card_addr;
-	unsigned int vpp;
-	unsigned int config_flags;
-	unsigned int config_base;
-	unsigned int config_index;
-	unsigned int config_regs;
-	unsigned int io_lines;
-	u16 suspended: 1;
-	u16 _irq: 1;
-	u16 _io: 1;
-	u16 _win: 4;
-	u16 _locked: 1;
-	u16 allow_func_id_match: 1;
-	u16 has_manf_id: 1;
-	u16 has_card_id: 1;
-	u16 has_func_id: 1;
-	u16 reserved: 4;
-	u8 func_id;
-	u16 manf_id;
-	u16 card_id;
-	char *prod_id[4];
-	u64 dma_mask;
-	struct device dev;
-	void *priv;
-	unsigned int open;
-};
-
-struct config_t {
-	struct kref ref;
-	unsigned int state;
-	struct resource io[2];
-	struct resource mem[4];
-};
-
-typedef struct config_t config_t;
-
-struct pcmcia_dynid {
-	struct list_head node;
-	struct pcmcia_device_id id;
-};
-
-typedef long unsigned int u_long;
-
-typedef struct pccard_io_map pccard_io_map;
-
-struct cistpl_longlink_t {
-	u_int addr;
-};
-
-typedef struct cistpl_longlink_t cistpl_longlink_t;
-
-struct cistpl_checksum_t {
-	u_short addr;
-	u_short len;
-	u_char sum;
-};
-
-typedef struct cistpl_checksum_t cistpl_checksum_t;
-
-struct cistpl_altstr_t {
-	u_char ns;
-	u_char ofs[4];
-	char str[254];
-};
-
-typedef struct cistpl_altstr_t cistpl_altstr_t;
-
-struct cistpl_device_t {
-	u_char ndev;
-	struct {
-		u_char type;
-		u_char wp;
-		u_int speed;
-		u_int size;
-	} dev[4];
-};
-
-typedef struct cistpl_device_t cistpl_device_t;
-
-struct cistpl_jedec_t {
-	u_char nid;
-	struct {
-		u_char mfr;
-		u_char info;
-	} id[4];
-};
-
-typedef struct cistpl_jedec_t cistpl_jedec_t;
-
-struct cistpl_funce_t {
-	u_char type;
-	u_char data[0];
-};
-
-typedef struct cistpl_funce_t cistpl_funce_t;
-
-struct cistpl_bar_t {
-	u_char attr;
-	u_int size;
-};
-
-typedef struct cistpl_bar_t cistpl_bar_t;
-
-struct cistpl_power_t {
-	u_char present;
-	u_char flags;
-	u_int param[7];
-};
-
-typedef struct cistpl_power_t cistpl_power_t;
-
-struct cistpl_timing_t {
-	u_int wait;
-	u_int waitscale;
-	u_int ready;
-	u_int rdyscale;
-	u_int reserved;
-	u_int rsvscale;
-};
-
-typedef struct cistpl_timing_t cistpl_timing_t;
-
-struct cistpl_io_t {
-	u_char flags;
-	u_char nwin;
-	struct {
-		u_int base;
-		u_int len;
-	} win[16];
-};
-
-typedef struct cistpl_io_t cistpl_io_t;
-
-struct cistpl_irq_t {
-	u_int IRQInfo1;
-	u_int IRQInfo2;
-};
-
-typedef struct cistpl_irq_t cistpl_irq_t;
-
-struct cistpl_mem_t {
-	u_char flags;
-	u_char nwin;
-	struct {
-		u_int len;
-		u_int card_addr;
-		u_int host_addr;
-	} win[8];
-};
-
-typedef struct cistpl_mem_t cistpl_mem_t;
-
-struct cistpl_cftable_entry_t {
-	u_char index;
-	u_short flags;
-	u_char interface;
-	cistpl_power_t vcc;
-	cistpl_power_t vpp1;
-	cistpl_power_t vpp2;
-	cistpl_timing_t timing;
-	cistpl_io_t io;
-	cistpl_irq_t irq;
-	cistpl_mem_t mem;
-	u_char subtuples;
-};
-
-typedef struct cistpl_cftable_entry_t cistpl_cftable_entry_t;
-
-struct cistpl_cftable_entry_cb_t {
-	u_char index;
-	u_int flags;
-	cistpl_power_t vcc;
-	cistpl_power_t vpp1;
-	cistpl_power_t vpp2;
-	u_char io;
-	cistpl_irq_t irq;
-	u_char mem;
-	u_char subtuples;
-};
-
-typedef struct cistpl_cftable_entry_cb_t cistpl_cftable_entry_cb_t;
-
-struct cistpl_vers_2_t {
-	u_char vers;
-	u_char comply;
-	u_short dindex;
-	u_char vspec8;
-	u_char vspec9;
-	u_char nhdr;
-	u_char vendor;
-	u_char info;
-	char str[244];
-};
-
-typedef struct cistpl_vers_2_t cistpl_vers_2_t;
-
-struct cistpl_org_t {
-	u_char data_org;
-	char desc[30];
-};
-
-typedef struct cistpl_org_t cistpl_org_t;
-
-struct cistpl_format_t {
-	u_char type;
-	u_char edc;
-	u_int offset;
-	u_int length;
-};
-
-typedef struct cistpl_format_t cistpl_format_t;
-
-union cisparse_t {
-	cistpl_device_t device;
-	cistpl_checksum_t checksum;
-	cistpl_longlink_t longlink;
-	cistpl_longlink_mfc_t longlink_mfc;
-	cistpl_vers_1_t version_1;
-	cistpl_altstr_t altstr;
-	cistpl_jedec_t jedec;
-	cistpl_manfid_t manfid;
-	cistpl_funcid_t funcid;
-	cistpl_funce_t funce;
-	cistpl_bar_t bar;
-	cistpl_config_t config;
-	cistpl_cftable_entry_t cftable_entry;
-	cistpl_cftable_entry_cb_t cftable_entry_cb;
-	cistpl_device_geo_t device_geo;
-	cistpl_vers_2_t vers_2;
-	cistpl_org_t org;
-	cistpl_format_t format;
-};
-
-typedef union cisparse_t cisparse_t;
-
-struct tuple_t {
-	u_int Attributes;
-	cisdata_t DesiredTuple;
-	u_int Flags;
-	u_int LinkOffset;
-	u_int CISOffset;
-	cisdata_t TupleCode;
-	cisdata_t TupleLink;
-	cisdata_t TupleOffset;
-	cisdata_t TupleDataMax;
-	cisdata_t TupleDataLen;
-	cisdata_t *TupleData;
-};
-
-typedef struct tuple_t tuple_t;
-
-struct cis_cache_entry {
-	struct list_head node;
-	unsigned int addr;
-	unsigned int len;
-	unsigned int attr;
-	unsigned char cache[0];
-};
-
-struct tuple_flags {
-	u_int link_space: 4;
-	u_int has_link: 1;
-	u_int mfc_fn: 3;
-	u_int space: 4;
-};
-
-struct pcmcia_cfg_mem {
-	struct pcmcia_device *p_dev;
-	int (*conf_check)(struct pcmcia_device *, void *);
-	void *priv_data;
-	cisparse_t parse;
-	cistpl_cftable_entry_t dflt;
-};
-
-struct pcmcia_loop_mem {
-	struct pcmcia_device *p_dev;
-	void *priv_data;
-	int (*loop_tuple)(struct pcmcia_device *, tuple_t *, void *);
-};
-
-struct pcmcia_loop_get {
-	size_t len;
-	cisdata_t **buf;
-};
-
-struct resource_map {
-	u_long base;
-	u_long num;
-	struct resource_map *next;
-};
-
-struct socket_data {
-	struct resource_map mem_db;
-	struct resource_map mem_db_valid;
-	struct resource_map io_db;
-};
-
-struct pcmcia_align_data {
-	long unsigned int mask;
-	long unsigned int offset;
-	struct resource_map *map;
-};
-
-struct yenta_socket;
-
-struct cardbus_type {
-	int (*override)(struct yenta_socket *);
-	void (*save_state)(struct yenta_socket *);
-	void (*restore_state)(struct yenta_socket *);
-	int (*sock_init)(struct yenta_socket *);
-};
-
-struct yenta_socket {
-	struct pci_dev *dev;
-	int cb_irq;
-	int io_irq;
-	void *base;
-	struct timer_list poll_timer;
-	struct pcmcia_socket socket;
-	struct cardbus_type *type;
-	u32 flags;
-	unsigned int probe_status;
-	unsigned int private[8];
-	u32 saved_state[2];
-};
-
-enum {
-	CARDBUS_TYPE_DEFAULT = -1,
-	CARDBUS_TYPE_TI = 0,
-	CARDBUS_TYPE_TI113X = 1,
-	CARDBUS_TYPE_TI12XX = 2,
-	CARDBUS_TYPE_TI1250 = 3,
-	CARDBUS_TYPE_RICOH = 4,
-	CARDBUS_TYPE_TOPIC95 = 5,
-	CARDBUS_TYPE_TOPIC97 = 6,
-	CARDBUS_TYPE_O2MICRO = 7,
-	CARDBUS_TYPE_ENE = 8,
-};
-
 struct usb_ctrlrequest {
 	__u8 bRequestType;
 	__u8 bRequest;
@@ -93381,40 +74898,6 @@ struct input_event {
 	__s32 value;
 };
 
-struct input_event_compat {
-	compat_ulong_t sec;
-	compat_ulong_t usec;
-	__u16 type;
-	__u16 code;
-	__s32 value;
-};
-
-struct ff_periodic_effect_compat {
-	__u16 waveform;
-	__u16 period;
-	__s16 magnitude;
-	__s16 offset;
-	__u16 phase;
-	struct ff_envelope envelope;
-	__u32 custom_len;
-	compat_uptr_t custom_data;
-};
-
-struct ff_effect_compat {
-	__u16 type;
-	__s16 id;
-	__u16 direction;
-	struct ff_trigger trigger;
-	struct ff_replay replay;
-	union {
-		struct ff_constant_effect constant;
-		struct ff_ramp_effect ramp;
-		struct ff_periodic_effect_compat periodic;
-		struct ff_condition_effect condition[2];
-		struct ff_rumble_effect rumble;
-	} u;
-};
-
 struct input_mt_pos {
 	s16 x;
 	s16 y;
@@ -93467,11 +74950,6 @@ struct key_entry {
 	};
 };
 
-struct vivaldi_data {
-	u32 function_row_physmap[24];
-	unsigned int num_function_row_keys;
-};
-
 struct input_led {
 	struct led_classdev cdev;
 	struct input_handle *handle;
@@ -93518,621 +74996,6 @@ struct evdev_client {
 	long unsigned int *evmasks[32];
 	unsigned int bufsize;
 	struct input_event buffer[0];
-};
-
-struct atkbd {
-	struct ps2dev ps2dev;
-	struct input_dev *dev;
-	char name[64];
-	char phys[32];
-	short unsigned int id;
-	short unsigned int keycode[512];
-	long unsigned int force_release_mask[8];
-	unsigned char set;
-	bool translated;
-	bool extra;
-	bool write;
-	bool softrepeat;
-	bool softraw;
-	bool scroll;
-	bool enabled;
-	unsigned char emul;
-	bool resend;
-	bool release;
-	long unsigned int xl_bit;
-	unsigned int last;
-	long unsigned int time;
-	long unsigned int err_count;
-	struct delayed_work event_work;
-	long unsigned int event_jiffies;
-	long unsigned int event_mask;
-	struct mutex mutex;
-	struct vivaldi_data vdata;
-};
-
-enum psmouse_state {
-	PSMOUSE_IGNORE = 0,
-	PSMOUSE_INITIALIZING = 1,
-	PSMOUSE_RESYNCING = 2,
-	PSMOUSE_CMD_MODE = 3,
-	PSMOUSE_ACTIVATED = 4,
-};
-
-typedef enum {
-	PSMOUSE_BAD_DATA = 0,
-	PSMOUSE_GOOD_DATA = 1,
-	PSMOUSE_FULL_PACKET = 2,
-} psmouse_ret_t;
-
-enum psmouse_scale {
-	PSMOUSE_SCALE11 = 0,
-	PSMOUSE_SCALE21 = 1,
-};
-
-enum psmouse_type {
-	PSMOUSE_NONE = 0,
-	PSMOUSE_PS2 = 1,
-	PSMOUSE_PS2PP = 2,
-	PSMOUSE_THINKPS = 3,
-	PSMOUSE_GENPS = 4,
-	PSMOUSE_IMPS = 5,
-	PSMOUSE_IMEX = 6,
-	PSMOUSE_SYNAPTICS = 7,
-	PSMOUSE_ALPS = 8,
-	PSMOUSE_LIFEBOOK = 9,
-	PSMOUSE_TRACKPOINT = 10,
-	PSMOUSE_TOUCHKIT_PS2 = 11,
-	PSMOUSE_CORTRON = 12,
-	PSMOUSE_HGPK = 13,
-	PSMOUSE_ELANTECH = 14,
-	PSMOUSE_FSP = 15,
-	PSMOUSE_SYNAPTICS_RELATIVE = 16,
-	PSMOUSE_CYPRESS = 17,
-	PSMOUSE_FOCALTECH = 18,
-	PSMOUSE_VMMOUSE = 19,
-	PSMOUSE_BYD = 20,
-	PSMOUSE_SYNAPTICS_SMBUS = 21,
-	PSMOUSE_ELANTECH_SMBUS = 22,
-	PSMOUSE_AUTO = 23,
-};
-
-struct psmouse;
-
-struct psmouse_protocol {
-	enum psmouse_type type;
-	bool maxproto;
-	bool ignore_parity;
-	bool try_passthru;
-	bool smbus_companion;
-	const char *name;
-	const char *alias;
-	int (*detect)(struct psmouse *, bool);
-	int (*init)(struct psmouse *);
-};
-
-struct psmouse {
-	void *private;
-	struct input_dev *dev;
-	struct ps2dev ps2dev;
-	struct delayed_work resync_work;
-	const char *vendor;
-	const char *name;
-	const struct psmouse_protocol *protocol;
-	unsigned char packet[8];
-	unsigned char badbyte;
-	unsigned char pktcnt;
-	unsigned char pktsize;
-	unsigned char oob_data_type;
-	unsigned char extra_buttons;
-	bool acks_disable_command;
-	unsigned int model;
-	long unsigned int last;
-	long unsigned int out_of_sync_cnt;
-	long unsigned int num_resyncs;
-	enum psmouse_state state;
-	char devname[64];
-	char phys[32];
-	unsigned int rate;
-	unsigned int resolution;
-	unsigned int resetafter;
-	unsigned int resync_time;
-	bool smartscroll;
-	psmouse_ret_t (*protocol_handler)(struct psmouse *);
-	void (*set_rate)(struct psmouse *, unsigned int);
-	void (*set_resolution)(struct psmouse *, unsigned int);
-	void (*set_scale)(struct psmouse *, enum psmouse_scale);
-	int (*reconnect)(struct psmouse *);
-	int (*fast_reconnect)(struct psmouse *);
-	void (*disconnect)(struct psmouse *);
-	void (*cleanup)(struct psmouse *);
-	int (*poll)(struct psmouse *);
-	void (*pt_activate)(struct psmouse *);
-	void (*pt_deactivate)(struct psmouse *);
-};
-
-struct psmouse_attribute {
-	struct device_attribute dattr;
-	void *data;
-	ssize_t (*show)(struct psmouse *, void *, char *);
-	ssize_t (*set)(struct psmouse *, void *, const char *, size_t);
-	bool protect;
-};
-
-typedef struct serio *class_serio_pause_rx_t;
-
-struct rmi_2d_axis_alignment {
-	bool swap_axes;
-	bool flip_x;
-	bool flip_y;
-	u16 clip_x_low;
-	u16 clip_y_low;
-	u16 clip_x_high;
-	u16 clip_y_high;
-	u16 offset_x;
-	u16 offset_y;
-	u8 delta_x_threshold;
-	u8 delta_y_threshold;
-};
-
-enum rmi_sensor_type {
-	rmi_sensor_default = 0,
-	rmi_sensor_touchscreen = 1,
-	rmi_sensor_touchpad = 2,
-};
-
-struct rmi_2d_sensor_platform_data {
-	struct rmi_2d_axis_alignment axis_align;
-	enum rmi_sensor_type sensor_type;
-	int x_mm;
-	int y_mm;
-	int disable_report_mask;
-	u16 rezero_wait;
-	bool topbuttonpad;
-	bool kernel_tracking;
-	int dmax;
-	int dribble;
-	int palm_detect;
-};
-
-struct rmi_gpio_data {
-	bool buttonpad;
-	bool trackstick_buttons;
-	bool disable;
-};
-
-enum rmi_reg_state {
-	RMI_REG_STATE_DEFAULT = 0,
-	RMI_REG_STATE_OFF = 1,
-	RMI_REG_STATE_ON = 2,
-};
-
-struct rmi_f01_power_management {
-	enum rmi_reg_state nosleep;
-	u8 wakeup_threshold;
-	u8 doze_holdoff;
-	u8 doze_interval;
-};
-
-struct rmi_device_platform_data_spi {
-	u32 block_delay_us;
-	u32 split_read_block_delay_us;
-	u32 read_delay_us;
-	u32 write_delay_us;
-	u32 split_read_byte_delay_us;
-	u32 pre_delay_us;
-	u32 post_delay_us;
-	u8 bits_per_word;
-	u16 mode;
-	void *cs_assert_data;
-	int (*cs_assert)(const void *, const bool);
-};
-
-struct rmi_device_platform_data {
-	int reset_delay_ms;
-	int irq;
-	struct rmi_device_platform_data_spi spi_data;
-	struct rmi_2d_sensor_platform_data sensor_pdata;
-	struct rmi_f01_power_management power_management;
-	struct rmi_gpio_data gpio_data;
-};
-
-struct i2c_board_info {
-	char type[20];
-	short unsigned int flags;
-	short unsigned int addr;
-	const char *dev_name;
-	void *platform_data;
-	struct device_node *of_node;
-	struct fwnode_handle *fwnode;
-	const struct software_node *swnode;
-	const struct resource *resources;
-	unsigned int num_resources;
-	int irq;
-};
-
-enum synaptics_pkt_type {
-	SYN_NEWABS = 0,
-	SYN_NEWABS_STRICT = 1,
-	SYN_NEWABS_RELAXED = 2,
-	SYN_OLDABS = 3,
-};
-
-struct synaptics_hw_state {
-	int x;
-	int y;
-	int z;
-	int w;
-	unsigned int left: 1;
-	unsigned int right: 1;
-	unsigned int middle: 1;
-	unsigned int up: 1;
-	unsigned int down: 1;
-	u8 ext_buttons;
-	s8 scroll;
-};
-
-struct synaptics_device_info {
-	u32 model_id;
-	u32 firmware_id;
-	u32 board_id;
-	u32 capabilities;
-	u32 ext_cap;
-	u32 ext_cap_0c;
-	u32 ext_cap_10;
-	u32 identity;
-	u32 x_res;
-	u32 y_res;
-	u32 x_max;
-	u32 y_max;
-	u32 x_min;
-	u32 y_min;
-};
-
-struct synaptics_data {
-	struct synaptics_device_info info;
-	enum synaptics_pkt_type pkt_type;
-	u8 mode;
-	int scroll;
-	bool absolute_mode;
-	bool disable_gesture;
-	struct serio *pt_port;
-	bool pt_port_open;
-	struct synaptics_hw_state agm;
-	unsigned int agm_count;
-	long unsigned int press_start;
-	bool press;
-	bool report_press;
-	bool is_forcepad;
-};
-
-struct min_max_quirk {
-	const char * const *pnp_ids;
-	struct {
-		u32 min;
-		u32 max;
-	} board_id;
-	u32 x_min;
-	u32 x_max;
-	u32 y_min;
-	u32 y_max;
-};
-
-enum {
-	SYNAPTICS_INTERTOUCH_NOT_SET = -1,
-	SYNAPTICS_INTERTOUCH_OFF = 0,
-	SYNAPTICS_INTERTOUCH_ON = 1,
-};
-
-struct focaltech_finger_state {
-	bool active;
-	bool valid;
-	unsigned int x;
-	unsigned int y;
-};
-
-struct focaltech_hw_state {
-	struct focaltech_finger_state fingers[5];
-	unsigned int width;
-	bool pressed;
-};
-
-struct focaltech_data {
-	unsigned int x_max;
-	unsigned int y_max;
-	struct focaltech_hw_state state;
-};
-
-enum SS4_PACKET_ID {
-	SS4_PACKET_ID_IDLE = 0,
-	SS4_PACKET_ID_ONE = 1,
-	SS4_PACKET_ID_TWO = 2,
-	SS4_PACKET_ID_MULTI = 3,
-	SS4_PACKET_ID_STICK = 4,
-};
-
-enum V7_PACKET_ID {
-	V7_PACKET_ID_IDLE = 0,
-	V7_PACKET_ID_TWO = 1,
-	V7_PACKET_ID_MULTI = 2,
-	V7_PACKET_ID_NEW = 3,
-	V7_PACKET_ID_UNKNOWN = 4,
-};
-
-struct alps_protocol_info {
-	u16 version;
-	u8 byte0;
-	u8 mask0;
-	unsigned int flags;
-};
-
-struct alps_model_info {
-	u8 signature[3];
-	struct alps_protocol_info protocol_info;
-};
-
-struct alps_nibble_commands {
-	int command;
-	unsigned char data;
-};
-
-struct alps_bitmap_point {
-	int start_bit;
-	int num_bits;
-};
-
-struct alps_fields {
-	unsigned int x_map;
-	unsigned int y_map;
-	unsigned int fingers;
-	int pressure;
-	struct input_mt_pos st;
-	struct input_mt_pos mt[4];
-	unsigned int first_mp: 1;
-	unsigned int is_mp: 1;
-	unsigned int left: 1;
-	unsigned int right: 1;
-	unsigned int middle: 1;
-	unsigned int ts_left: 1;
-	unsigned int ts_right: 1;
-	unsigned int ts_middle: 1;
-};
-
-struct alps_data {
-	struct psmouse *psmouse;
-	struct input_dev *dev2;
-	struct input_dev *dev3;
-	char phys2[32];
-	char phys3[32];
-	struct delayed_work dev3_register_work;
-	const struct alps_nibble_commands *nibble_commands;
-	int addr_command;
-	u16 proto_version;
-	u8 byte0;
-	u8 mask0;
-	u8 dev_id[3];
-	u8 fw_ver[3];
-	int flags;
-	int x_max;
-	int y_max;
-	int x_bits;
-	int y_bits;
-	unsigned int x_res;
-	unsigned int y_res;
-	int (*hw_init)(struct psmouse *);
-	void (*process_packet)(struct psmouse *);
-	int (*decode_fields)(struct alps_fields *, unsigned char *, struct psmouse *);
-	void (*set_abs_params)(struct alps_data *, struct input_dev *);
-	int prev_fin;
-	int multi_packet;
-	int second_touch;
-	unsigned char multi_data[6];
-	struct alps_fields f;
-	u8 quirks;
-	struct timer_list timer;
-};
-
-struct byd_data {
-	struct timer_list timer;
-	struct psmouse *psmouse;
-	s32 abs_x;
-	s32 abs_y;
-	volatile long unsigned int last_touch_time;
-	bool btn_left;
-	bool btn_right;
-	bool touch;
-};
-
-struct ps2pp_info {
-	u8 model;
-	u8 kind;
-	u16 features;
-};
-
-struct lifebook_data {
-	struct input_dev *dev2;
-	char phys[32];
-};
-
-struct trackpoint_data {
-	u8 variant_id;
-	u8 firmware_id;
-	u8 sensitivity;
-	u8 speed;
-	u8 inertia;
-	u8 reach;
-	u8 draghys;
-	u8 mindrag;
-	u8 thresh;
-	u8 upthresh;
-	u8 ztime;
-	u8 jenks;
-	u8 drift_time;
-	bool press_to_select;
-	bool skipback;
-	bool ext_dev;
-};
-
-struct trackpoint_attr_data {
-	size_t field_offset;
-	u8 command;
-	u8 mask;
-	bool inverted;
-	u8 power_on_default;
-};
-
-struct cytp_contact {
-	int x;
-	int y;
-	int z;
-};
-
-struct cytp_report_data {
-	int contact_cnt;
-	struct cytp_contact contacts[2];
-	unsigned int left: 1;
-	unsigned int right: 1;
-	unsigned int middle: 1;
-	unsigned int tap: 1;
-};
-
-struct cytp_data {
-	int fw_version;
-	int pkt_size;
-	int mode;
-	int tp_min_pressure;
-	int tp_max_pressure;
-	int tp_width;
-	int tp_high;
-	int tp_max_abs_x;
-	int tp_max_abs_y;
-	int tp_res_x;
-	int tp_res_y;
-	int tp_metrics_supported;
-};
-
-struct regulator;
-
-struct i2c_msg {
-	__u16 addr;
-	__u16 flags;
-	__u16 len;
-	__u8 *buf;
-};
-
-union i2c_smbus_data {
-	__u8 byte;
-	__u16 word;
-	__u8 block[34];
-};
-
-struct i2c_adapter;
-
-struct i2c_client {
-	short unsigned int flags;
-	short unsigned int addr;
-	char name[20];
-	struct i2c_adapter *adapter;
-	struct device dev;
-	int init_irq;
-	int irq;
-	struct list_head detected;
-	void *devres_group_id;
-};
-
-struct i2c_algorithm;
-
-struct i2c_lock_operations;
-
-struct i2c_bus_recovery_info;
-
-struct i2c_adapter_quirks;
-
-struct i2c_adapter {
-	struct module *owner;
-	unsigned int class;
-	const struct i2c_algorithm *algo;
-	void *algo_data;
-	const struct i2c_lock_operations *lock_ops;
-	struct rt_mutex bus_lock;
-	struct rt_mutex mux_lock;
-	int timeout;
-	int retries;
-	struct device dev;
-	long unsigned int locked_flags;
-	int nr;
-	char name[48];
-	struct completion dev_released;
-	struct mutex userspace_clients_lock;
-	struct list_head userspace_clients;
-	struct i2c_bus_recovery_info *bus_recovery_info;
-	const struct i2c_adapter_quirks *quirks;
-	struct irq_domain *host_notify_domain;
-	struct regulator *bus_regulator;
-	struct dentry *debugfs;
-	long unsigned int addrs_in_instantiation[2];
-};
-
-struct i2c_algorithm {
-	union {
-		int (*xfer)(struct i2c_adapter *, struct i2c_msg *, int);
-		int (*master_xfer)(struct i2c_adapter *, struct i2c_msg *, int);
-	};
-	union {
-		int (*xfer_atomic)(struct i2c_adapter *, struct i2c_msg *, int);
-		int (*master_xfer_atomic)(struct i2c_adapter *, struct i2c_msg *, int);
-	};
-	int (*smbus_xfer)(struct i2c_adapter *, u16, short unsigned int, char, u8, int, union i2c_smbus_data *);
-	int (*smbus_xfer_atomic)(struct i2c_adapter *, u16, short unsigned int, char, u8, int, union i2c_smbus_data *);
-	u32 (*functionality)(struct i2c_adapter *);
-};
-
-struct i2c_lock_operations {
-	void (*lock_bus)(struct i2c_adapter *, unsigned int);
-	int (*trylock_bus)(struct i2c_adapter *, unsigned int);
-	void (*unlock_bus)(struct i2c_adapter *, unsigned int);
-};
-
-struct pinctrl;
-
-struct pinctrl_state;
-
-struct i2c_bus_recovery_info {
-	int (*recover_bus)(struct i2c_adapter *);
-	int (*get_scl)(struct i2c_adapter *);
-	void (*set_scl)(struct i2c_adapter *, int);
-	int (*get_sda)(struct i2c_adapter *);
-	void (*set_sda)(struct i2c_adapter *, int);
-	int (*get_bus_free)(struct i2c_adapter *);
-	void (*prepare_recovery)(struct i2c_adapter *);
-	void (*unprepare_recovery)(struct i2c_adapter *);
-	struct gpio_desc *scl_gpiod;
-	struct gpio_desc *sda_gpiod;
-	struct pinctrl *pinctrl;
-	struct pinctrl_state *pins_default;
-	struct pinctrl_state *pins_gpio;
-};
-
-struct i2c_adapter_quirks {
-	u64 flags;
-	int max_num_msgs;
-	u16 max_write_len;
-	u16 max_read_len;
-	u16 max_comb_1st_msg_len;
-	u16 max_comb_2nd_msg_len;
-};
-
-struct psmouse_smbus_dev {
-	struct i2c_board_info board;
-	struct psmouse *psmouse;
-	struct i2c_client *client;
-	struct list_head node;
-	bool dead;
-	bool need_deactivate;
-};
-
-struct psmouse_smbus_removal_work {
-	struct work_struct work;
-	struct i2c_client *client;
 };
 
 struct trace_event_raw_rtc_time_alarm_class {
@@ -94338,278 +75201,7 @@ struct cmos_set_alarm_callback_param {
 	struct rtc_wkalrm *t;
 };
 
-struct i2c_devinfo {
-	struct list_head list;
-	int busnum;
-	struct i2c_board_info board_info;
-};
-
-struct i2c_device_id {
-	char name[20];
-	kernel_ulong_t driver_data;
-};
-
-struct i2c_device_identity {
-	u16 manufacturer_id;
-	u16 part_id;
-	u8 die_revision;
-};
-
-enum i2c_alert_protocol {
-	I2C_PROTOCOL_SMBUS_ALERT = 0,
-	I2C_PROTOCOL_SMBUS_HOST_NOTIFY = 1,
-};
-
-struct i2c_driver {
-	unsigned int class;
-	int (*probe)(struct i2c_client *);
-	void (*remove)(struct i2c_client *);
-	void (*shutdown)(struct i2c_client *);
-	void (*alert)(struct i2c_client *, enum i2c_alert_protocol, unsigned int);
-	int (*command)(struct i2c_client *, unsigned int, void *);
-	struct device_driver driver;
-	const struct i2c_device_id *id_table;
-	int (*detect)(struct i2c_client *, struct i2c_board_info *);
-	const short unsigned int *address_list;
-	struct list_head clients;
-	u32 flags;
-};
-
-struct i2c_timings {
-	u32 bus_freq_hz;
-	u32 scl_rise_ns;
-	u32 scl_fall_ns;
-	u32 scl_int_delay_ns;
-	u32 sda_fall_ns;
-	u32 sda_hold_ns;
-	u32 digital_filter_width_ns;
-	u32 analog_filter_cutoff_freq_hz;
-};
-
-struct trace_event_raw_i2c_write {
-	struct trace_entry ent;
-	int adapter_nr;
-	__u16 msg_nr;
-	__u16 addr;
-	__u16 flags;
-	__u16 len;
-	u32 __data_loc_buf;
-	char __data[0];
-};
-
-struct trace_event_raw_i2c_read {
-	struct trace_entry ent;
-	int adapter_nr;
-	__u16 msg_nr;
-	__u16 addr;
-	__u16 flags;
-	__u16 len;
-	char __data[0];
-};
-
-struct trace_event_raw_i2c_reply {
-	struct trace_entry ent;
-	int adapter_nr;
-	__u16 msg_nr;
-	__u16 addr;
-	__u16 flags;
-	__u16 len;
-	u32 __data_loc_buf;
-	char __data[0];
-};
-
-struct trace_event_raw_i2c_result {
-	struct trace_entry ent;
-	int adapter_nr;
-	__u16 nr_msgs;
-	__s16 ret;
-	char __data[0];
-};
-
-struct trace_event_data_offsets_i2c_write {
-	u32 buf;
-	const void *buf_ptr_;
-};
-
-struct trace_event_data_offsets_i2c_read {};
-
-struct trace_event_data_offsets_i2c_reply {
-	u32 buf;
-	const void *buf_ptr_;
-};
-
-struct trace_event_data_offsets_i2c_result {};
-
-typedef void (*btf_trace_i2c_write)(void *, const struct i2c_adapter *, const struct i2c_msg *, int);
-
-typedef void (*btf_trace_i2c_read)(void *, const struct i2c_adapter *, const struct i2c_msg *, int);
-
-typedef void (*btf_trace_i2c_reply)(void *, const struct i2c_adapter *, const struct i2c_msg *, int);
-
-typedef void (*btf_trace_i2c_result)(void *, const struct i2c_adapter *, int, int);
-
-struct i2c_cmd_arg {
-	unsigned int cmd;
-	void *arg;
-};
-
-struct i2c_smbus_alert_setup {
-	int irq;
-};
-
-struct trace_event_raw_smbus_write {
-	struct trace_entry ent;
-	int adapter_nr;
-	__u16 addr;
-	__u16 flags;
-	__u8 command;
-	__u8 len;
-	__u32 protocol;
-	__u8 buf[34];
-	char __data[0];
-};
-
-struct trace_event_raw_smbus_read {
-	struct trace_entry ent;
-	int adapter_nr;
-	__u16 flags;
-	__u16 addr;
-	__u8 command;
-	__u32 protocol;
-	__u8 buf[34];
-	char __data[0];
-};
-
-struct trace_event_raw_smbus_reply {
-	struct trace_entry ent;
-	int adapter_nr;
-	__u16 addr;
-	__u16 flags;
-	__u8 command;
-	__u8 len;
-	__u32 protocol;
-	__u8 buf[34];
-	char __data[0];
-};
-
-struct trace_event_raw_smbus_result {
-	struct trace_entry ent;
-	int adapter_nr;
-	__u16 addr;
-	__u16 flags;
-	__u8 read_write;
-	__u8 command;
-	__s16 res;
-	__u32 protocol;
-	char __data[0];
-};
-
-struct trace_event_data_offsets_smbus_write {};
-
-struct trace_event_data_offsets_smbus_read {};
-
-struct trace_event_data_offsets_smbus_reply {};
-
-struct trace_event_data_offsets_smbus_result {};
-
-typedef void (*btf_trace_smbus_write)(void *, const struct i2c_adapter *, u16, short unsigned int, char, u8, int, const union i2c_smbus_data *);
-
-typedef void (*btf_trace_smbus_read)(void *, const struct i2c_adapter *, u16, short unsigned int, char, u8, int);
-
-typedef void (*btf_trace_smbus_reply)(void *, const struct i2c_adapter *, u16, short unsigned int, char, u8, int, const union i2c_smbus_data *, int);
-
-typedef void (*btf_trace_smbus_result)(void *, const struct i2c_adapter *, u16, short unsigned int, char, u8, int, int);
-
-enum i2c_driver_flags {
-	I2C_DRV_ACPI_WAIVE_D0_PROBE = 1,
-};
-
-struct i2c_acpi_handler_data {
-	struct acpi_connection_info info;
-	struct i2c_adapter *adapter;
-};
-
-struct gsb_buffer {
-	u8 status;
-	u8 len;
-	union {
-		u16 wdata;
-		u8 bdata;
-		struct {
-			struct {} __empty_data;
-			u8 data[0];
-		};
-	};
-};
-
-struct i2c_acpi_lookup {
-	struct i2c_board_info *info;
-	acpi_handle adapter_handle;
-	acpi_handle device_handle;
-	acpi_handle search_handle;
-	int n;
-	int index;
-	u32 speed;
-	u32 min_speed;
-	u32 force_speed;
-};
-
-struct i2c_acpi_irq_context {
-	int irq;
-	bool wake_capable;
-};
-
-struct i2c_smbus_alert {
-	struct work_struct alert;
-	struct i2c_client *ara;
-};
-
-struct alert_data {
-	short unsigned int addr;
-	enum i2c_alert_protocol type;
-	unsigned int data;
-};
-
-struct itco_wdt_platform_data {
-	char name[32];
-	unsigned int version;
-	bool no_reboot_use_pmc;
-};
-
-struct i801_priv {
-	struct i2c_adapter adapter;
-	long unsigned int smba;
-	unsigned char original_hstcfg;
-	unsigned char original_hstcnt;
-	unsigned char original_slvcmd;
-	struct pci_dev *pci_dev;
-	unsigned int features;
-	struct completion done;
-	u8 status;
-	u8 cmd;
-	bool is_read;
-	int count;
-	int len;
-	u8 *data;
-	struct platform_device *tco_pdev;
-	bool acpi_reserved;
-	struct mutex acpi_lock;
-};
-
-struct dmi_onboard_device_info {
-	const char *name;
-	u8 type;
-	short unsigned int i2c_addr;
-	const char *i2c_type;
-};
-
 struct pps_ktime {
-	__s64 sec;
-	__s32 nsec;
-	__u32 flags;
-};
-
-struct pps_ktime_compat {
 	__s64 sec;
 	__s32 nsec;
 	__u32 flags;
@@ -94623,14 +75215,6 @@ struct pps_kinfo {
 	int current_mode;
 };
 
-struct pps_kinfo_compat {
-	__u32 assert_sequence;
-	__u32 clear_sequence;
-	struct pps_ktime_compat assert_tu;
-	struct pps_ktime_compat clear_tu;
-	int current_mode;
-} __attribute__((packed));
-
 struct pps_kparams {
 	int api_version;
 	int mode;
@@ -94642,11 +75226,6 @@ struct pps_fdata {
 	struct pps_kinfo info;
 	struct pps_ktime timeout;
 };
-
-struct pps_fdata_compat {
-	struct pps_kinfo_compat info;
-	struct pps_ktime_compat timeout;
-} __attribute__((packed));
 
 struct pps_bind_args {
 	int tsformat;
@@ -94685,211 +75264,6 @@ struct pps_device {
 
 struct pps_event_time {
 	struct timespec64 ts_real;
-};
-
-struct ptp_clock_time {
-	__s64 sec;
-	__u32 nsec;
-	__u32 reserved;
-};
-
-struct ptp_extts_request {
-	unsigned int index;
-	unsigned int flags;
-	unsigned int rsv[2];
-};
-
-struct ptp_perout_request {
-	union {
-		struct ptp_clock_time start;
-		struct ptp_clock_time phase;
-	};
-	struct ptp_clock_time period;
-	unsigned int index;
-	unsigned int flags;
-	union {
-		struct ptp_clock_time on;
-		unsigned int rsv[4];
-	};
-};
-
-enum ptp_pin_function {
-	PTP_PF_NONE = 0,
-	PTP_PF_EXTTS = 1,
-	PTP_PF_PEROUT = 2,
-	PTP_PF_PHYSYNC = 3,
-};
-
-struct ptp_pin_desc {
-	char name[64];
-	unsigned int index;
-	unsigned int func;
-	unsigned int chan;
-	unsigned int rsv[5];
-};
-
-struct ptp_extts_event {
-	struct ptp_clock_time t;
-	unsigned int index;
-	unsigned int flags;
-	unsigned int rsv[2];
-};
-
-struct ptp_clock_request {
-	enum {
-		PTP_CLK_REQ_EXTTS = 0,
-		PTP_CLK_REQ_PEROUT = 1,
-		PTP_CLK_REQ_PPS = 2,
-	} type;
-	union {
-		struct ptp_extts_request extts;
-		struct ptp_perout_request perout;
-	};
-};
-
-struct ptp_system_timestamp {
-	struct timespec64 pre_ts;
-	struct timespec64 post_ts;
-	clockid_t clockid;
-};
-
-struct ptp_clock_info {
-	struct module *owner;
-	char name[32];
-	s32 max_adj;
-	int n_alarm;
-	int n_ext_ts;
-	int n_per_out;
-	int n_pins;
-	int pps;
-	struct ptp_pin_desc *pin_config;
-	int (*adjfine)(struct ptp_clock_info *, long int);
-	int (*adjphase)(struct ptp_clock_info *, s32);
-	s32 (*getmaxphase)(struct ptp_clock_info *);
-	int (*adjtime)(struct ptp_clock_info *, s64);
-	int (*gettime64)(struct ptp_clock_info *, struct timespec64 *);
-	int (*gettimex64)(struct ptp_clock_info *, struct timespec64 *, struct ptp_system_timestamp *);
-	int (*getcrosststamp)(struct ptp_clock_info *, struct system_device_crosststamp *);
-	int (*settime64)(struct ptp_clock_info *, const struct timespec64 *);
-	int (*getcycles64)(struct ptp_clock_info *, struct timespec64 *);
-	int (*getcyclesx64)(struct ptp_clock_info *, struct timespec64 *, struct ptp_system_timestamp *);
-	int (*getcrosscycles)(struct ptp_clock_info *, struct system_device_crosststamp *);
-	int (*enable)(struct ptp_clock_info *, struct ptp_clock_request *, int);
-	int (*verify)(struct ptp_clock_info *, unsigned int, enum ptp_pin_function, unsigned int);
-	long int (*do_aux_work)(struct ptp_clock_info *);
-};
-
-enum ptp_clock_events {
-	PTP_CLOCK_ALARM = 0,
-	PTP_CLOCK_EXTTS = 1,
-	PTP_CLOCK_EXTOFF = 2,
-	PTP_CLOCK_PPS = 3,
-	PTP_CLOCK_PPSUSR = 4,
-};
-
-struct ptp_clock_event {
-	int type;
-	int index;
-	union {
-		u64 timestamp;
-		s64 offset;
-		struct pps_event_time pps_times;
-	};
-};
-
-struct timestamp_event_queue {
-	struct ptp_extts_event buf[128];
-	int head;
-	int tail;
-	spinlock_t lock;
-	struct list_head qlist;
-	long unsigned int *mask;
-	struct dentry *debugfs_instance;
-	struct debugfs_u32_array dfs_bitmap;
-};
-
-struct ptp_clock {
-	struct posix_clock clock;
-	struct device dev;
-	struct ptp_clock_info *info;
-	dev_t devid;
-	int index;
-	struct pps_device *pps_source;
-	long int dialed_frequency;
-	struct list_head tsevqs;
-	spinlock_t tsevqs_lock;
-	struct mutex pincfg_mux;
-	wait_queue_head_t tsev_wq;
-	int defunct;
-	struct device_attribute *pin_dev_attr;
-	struct attribute **pin_attr;
-	struct attribute_group pin_attr_group;
-	const struct attribute_group *pin_attr_groups[2];
-	struct kthread_worker *kworker;
-	struct kthread_delayed_work aux_work;
-	unsigned int max_vclocks;
-	unsigned int n_vclocks;
-	int *vclock_index;
-	struct mutex n_vclocks_mux;
-	bool is_virtual_clock;
-	bool has_cycles;
-	struct dentry *debugfs_root;
-};
-
-struct ptp_vclock {
-	struct ptp_clock *pclock;
-	struct ptp_clock_info info;
-	struct ptp_clock *clock;
-	struct hlist_node vclock_hash_node;
-	struct cyclecounter cc;
-	struct timecounter tc;
-	struct mutex lock;
-};
-
-struct ptp_clock_caps {
-	int max_adj;
-	int n_alarm;
-	int n_ext_ts;
-	int n_per_out;
-	int pps;
-	int n_pins;
-	int cross_timestamping;
-	int adjust_phase;
-	int max_phase_adj;
-	int rsv[11];
-};
-
-struct ptp_sys_offset {
-	unsigned int n_samples;
-	unsigned int rsv[3];
-	struct ptp_clock_time ts[51];
-};
-
-struct ptp_sys_offset_extended {
-	unsigned int n_samples;
-	__kernel_clockid_t clockid;
-	unsigned int rsv[2];
-	struct ptp_clock_time ts[75];
-};
-
-struct ptp_sys_offset_precise {
-	struct ptp_clock_time device;
-	struct ptp_clock_time sys_realtime;
-	struct ptp_clock_time sys_monoraw;
-	unsigned int rsv[4];
-};
-
-struct kvm_clock_pairing {
-	__s64 sec;
-	__s64 nsec;
-	__u64 tsc;
-	__u32 flags;
-	__u32 pad[9];
-};
-
-struct kvm_ptp_clock {
-	struct ptp_clock *ptp_clock;
-	struct ptp_clock_info caps;
 };
 
 enum {
@@ -95357,1883 +75731,6 @@ struct thermal_state {
 	struct _thermal_state pkg_thresh1;
 };
 
-struct mdp_device_descriptor_s {
-	__u32 number;
-	__u32 major;
-	__u32 minor;
-	__u32 raid_disk;
-	__u32 state;
-	__u32 reserved[27];
-};
-
-typedef struct mdp_device_descriptor_s mdp_disk_t;
-
-struct mdp_superblock_s {
-	__u32 md_magic;
-	__u32 major_version;
-	__u32 minor_version;
-	__u32 patch_version;
-	__u32 gvalid_words;
-	__u32 set_uuid0;
-	__u32 ctime;
-	__u32 level;
-	__u32 size;
-	__u32 nr_disks;
-	__u32 raid_disks;
-	__u32 md_minor;
-	__u32 not_persistent;
-	__u32 set_uuid1;
-	__u32 set_uuid2;
-	__u32 set_uuid3;
-	__u32 gstate_creserved[16];
-	__u32 utime;
-	__u32 state;
-	__u32 active_disks;
-	__u32 working_disks;
-	__u32 failed_disks;
-	__u32 spare_disks;
-	__u32 sb_csum;
-	__u32 events_lo;
-	__u32 events_hi;
-	__u32 cp_events_lo;
-	__u32 cp_events_hi;
-	__u32 recovery_cp;
-	__u64 reshape_position;
-	__u32 new_level;
-	__u32 delta_disks;
-	__u32 new_layout;
-	__u32 new_chunk;
-	__u32 gstate_sreserved[14];
-	__u32 layout;
-	__u32 chunk_size;
-	__u32 root_pv;
-	__u32 root_block;
-	__u32 pstate_reserved[60];
-	mdp_disk_t disks[27];
-	__u32 reserved[0];
-	mdp_disk_t this_disk;
-};
-
-typedef struct mdp_superblock_s mdp_super_t;
-
-struct mdp_superblock_1 {
-	__le32 magic;
-	__le32 major_version;
-	__le32 feature_map;
-	__le32 pad0;
-	__u8 set_uuid[16];
-	char set_name[32];
-	__le64 ctime;
-	__le32 level;
-	__le32 layout;
-	__le64 size;
-	__le32 chunksize;
-	__le32 raid_disks;
-	union {
-		__le32 bitmap_offset;
-		struct {
-			__le16 offset;
-			__le16 size;
-		} ppl;
-	};
-	__le32 new_level;
-	__le64 reshape_position;
-	__le32 delta_disks;
-	__le32 new_layout;
-	__le32 new_chunk;
-	__le32 new_offset;
-	__le64 data_offset;
-	__le64 data_size;
-	__le64 super_offset;
-	union {
-		__le64 recovery_offset;
-		__le64 journal_tail;
-	};
-	__le32 dev_number;
-	__le32 cnt_corrected_read;
-	__u8 device_uuid[16];
-	__u8 devflags;
-	__u8 bblog_shift;
-	__le16 bblog_size;
-	__le32 bblog_offset;
-	__le64 utime;
-	__le64 events;
-	__le64 resync_offset;
-	__le32 sb_csum;
-	__le32 max_dev;
-	__u8 pad3[32];
-	__le16 dev_roles[0];
-};
-
-struct mdu_version_s {
-	int major;
-	int minor;
-	int patchlevel;
-};
-
-typedef struct mdu_version_s mdu_version_t;
-
-struct mdu_array_info_s {
-	int major_version;
-	int minor_version;
-	int patch_version;
-	unsigned int ctime;
-	int level;
-	int size;
-	int nr_disks;
-	int raid_disks;
-	int md_minor;
-	int not_persistent;
-	unsigned int utime;
-	int state;
-	int active_disks;
-	int working_disks;
-	int failed_disks;
-	int spare_disks;
-	int layout;
-	int chunk_size;
-};
-
-typedef struct mdu_array_info_s mdu_array_info_t;
-
-struct mdu_disk_info_s {
-	int number;
-	int major;
-	int minor;
-	int raid_disk;
-	int state;
-};
-
-typedef struct mdu_disk_info_s mdu_disk_info_t;
-
-struct mdu_bitmap_file_s {
-	char pathname[4096];
-};
-
-typedef struct mdu_bitmap_file_s mdu_bitmap_file_t;
-
-struct mddev;
-
-struct md_rdev;
-
-struct md_cluster_operations {
-	int (*join)(struct mddev *, int);
-	int (*leave)(struct mddev *);
-	int (*slot_number)(struct mddev *);
-	int (*resync_info_update)(struct mddev *, sector_t, sector_t);
-	int (*resync_start_notify)(struct mddev *);
-	int (*resync_status_get)(struct mddev *);
-	void (*resync_info_get)(struct mddev *, sector_t *, sector_t *);
-	int (*metadata_update_start)(struct mddev *);
-	int (*metadata_update_finish)(struct mddev *);
-	void (*metadata_update_cancel)(struct mddev *);
-	int (*resync_start)(struct mddev *);
-	int (*resync_finish)(struct mddev *);
-	int (*area_resyncing)(struct mddev *, int, sector_t, sector_t);
-	int (*add_new_disk)(struct mddev *, struct md_rdev *);
-	void (*add_new_disk_cancel)(struct mddev *);
-	int (*new_disk_ack)(struct mddev *, bool);
-	int (*remove_disk)(struct mddev *, struct md_rdev *);
-	void (*load_bitmaps)(struct mddev *, int);
-	int (*gather_bitmaps)(struct md_rdev *);
-	int (*resize_bitmaps)(struct mddev *, sector_t, sector_t);
-	int (*lock_all_bitmaps)(struct mddev *);
-	void (*unlock_all_bitmaps)(struct mddev *);
-	void (*update_size)(struct mddev *, sector_t);
-};
-
-enum sync_action {
-	ACTION_RESYNC = 0,
-	ACTION_RECOVER = 1,
-	ACTION_CHECK = 2,
-	ACTION_REPAIR = 3,
-	ACTION_RESHAPE = 4,
-	ACTION_FROZEN = 5,
-	ACTION_IDLE = 6,
-	NR_SYNC_ACTIONS = 7,
-};
-
-struct md_cluster_info;
-
-struct md_personality;
-
-struct md_thread;
-
-struct bitmap_operations;
-
-struct mddev {
-	void *private;
-	struct md_personality *pers;
-	dev_t unit;
-	int md_minor;
-	struct list_head disks;
-	long unsigned int flags;
-	long unsigned int sb_flags;
-	int suspended;
-	struct mutex suspend_mutex;
-	struct percpu_ref active_io;
-	int ro;
-	int sysfs_active;
-	struct gendisk *gendisk;
-	struct kobject kobj;
-	int hold_active;
-	int major_version;
-	int minor_version;
-	int patch_version;
-	int persistent;
-	int external;
-	char metadata_type[17];
-	int chunk_sectors;
-	time64_t ctime;
-	time64_t utime;
-	int level;
-	int layout;
-	char clevel[16];
-	int raid_disks;
-	int max_disks;
-	sector_t dev_sectors;
-	sector_t array_sectors;
-	int external_size;
-	__u64 events;
-	int can_decrease_events;
-	char uuid[16];
-	sector_t reshape_position;
-	int delta_disks;
-	int new_level;
-	int new_layout;
-	int new_chunk_sectors;
-	int reshape_backwards;
-	struct md_thread *thread;
-	struct md_thread *sync_thread;
-	enum sync_action last_sync_action;
-	sector_t curr_resync;
-	sector_t curr_resync_completed;
-	long unsigned int resync_mark;
-	sector_t resync_mark_cnt;
-	sector_t curr_mark_cnt;
-	sector_t resync_max_sectors;
-	atomic64_t resync_mismatches;
-	sector_t suspend_lo;
-	sector_t suspend_hi;
-	int sync_speed_min;
-	int sync_speed_max;
-	int parallel_resync;
-	int ok_start_degraded;
-	long unsigned int recovery;
-	int recovery_disabled;
-	int in_sync;
-	struct mutex open_mutex;
-	struct mutex reconfig_mutex;
-	atomic_t active;
-	atomic_t openers;
-	int changed;
-	int degraded;
-	atomic_t recovery_active;
-	wait_queue_head_t recovery_wait;
-	sector_t resync_offset;
-	sector_t resync_min;
-	sector_t resync_max;
-	struct kernfs_node *sysfs_state;
-	struct kernfs_node *sysfs_action;
-	struct kernfs_node *sysfs_completed;
-	struct kernfs_node *sysfs_degraded;
-	struct kernfs_node *sysfs_level;
-	struct work_struct del_work;
-	struct work_struct sync_work;
-	spinlock_t lock;
-	wait_queue_head_t sb_wait;
-	atomic_t pending_writes;
-	unsigned int safemode;
-	unsigned int safemode_delay;
-	struct timer_list safemode_timer;
-	struct percpu_ref writes_pending;
-	int sync_checkers;
-	void *bitmap;
-	struct bitmap_operations *bitmap_ops;
-	struct {
-		struct file *file;
-		loff_t offset;
-		long unsigned int space;
-		loff_t default_offset;
-		long unsigned int default_space;
-		struct mutex mutex;
-		long unsigned int chunksize;
-		long unsigned int daemon_sleep;
-		long unsigned int max_write_behind;
-		int external;
-		int nodes;
-		char cluster_name[64];
-	} bitmap_info;
-	atomic_t max_corr_read_errors;
-	struct list_head all_mddevs;
-	const struct attribute_group *to_remove;
-	struct bio_set bio_set;
-	struct bio_set sync_set;
-	struct bio_set io_clone_set;
-	struct work_struct event_work;
-	mempool_t *serial_info_pool;
-	void (*sync_super)(struct mddev *, struct md_rdev *);
-	struct md_cluster_info *cluster_info;
-	unsigned int good_device_nr;
-	struct list_head deleting;
-	atomic_t sync_seq;
-};
-
-struct serial_in_rdev;
-
-struct md_rdev {
-	struct list_head same_set;
-	sector_t sectors;
-	struct mddev *mddev;
-	int last_events;
-	struct block_device *meta_bdev;
-	struct block_device *bdev;
-	struct file *bdev_file;
-	struct page *sb_page;
-	struct page *bb_page;
-	int sb_loaded;
-	__u64 sb_events;
-	sector_t data_offset;
-	sector_t new_data_offset;
-	sector_t sb_start;
-	int sb_size;
-	int preferred_minor;
-	struct kobject kobj;
-	long unsigned int flags;
-	wait_queue_head_t blocked_wait;
-	int desc_nr;
-	int raid_disk;
-	int new_raid_disk;
-	int saved_raid_disk;
-	union {
-		sector_t recovery_offset;
-		sector_t journal_tail;
-	};
-	atomic_t nr_pending;
-	atomic_t read_errors;
-	time64_t last_read_error;
-	atomic_t corrected_errors;
-	struct serial_in_rdev *serial;
-	struct kernfs_node *sysfs_state;
-	struct kernfs_node *sysfs_unack_badblocks;
-	struct kernfs_node *sysfs_badblocks;
-	struct badblocks badblocks;
-	struct {
-		short int offset;
-		unsigned int size;
-		sector_t sector;
-	} ppl;
-};
-
-struct serial_in_rdev {
-	struct rb_root_cached serial_rb;
-	spinlock_t serial_lock;
-	wait_queue_head_t serial_io_wait;
-};
-
-enum flag_bits {
-	Faulty = 0,
-	In_sync = 1,
-	Bitmap_sync = 2,
-	WriteMostly = 3,
-	AutoDetected = 4,
-	Blocked = 5,
-	WriteErrorSeen = 6,
-	FaultRecorded = 7,
-	BlockedBadBlocks = 8,
-	WantReplacement = 9,
-	Replacement = 10,
-	Candidate = 11,
-	Journal = 12,
-	ClusterRemove = 13,
-	ExternalBbl = 14,
-	FailFast = 15,
-	LastDev = 16,
-	CollisionCheck = 17,
-	Nonrot = 18,
-};
-
-enum mddev_flags {
-	MD_ARRAY_FIRST_USE = 0,
-	MD_CLOSING = 1,
-	MD_JOURNAL_CLEAN = 2,
-	MD_HAS_JOURNAL = 3,
-	MD_CLUSTER_RESYNC_LOCKED = 4,
-	MD_FAILFAST_SUPPORTED = 5,
-	MD_HAS_PPL = 6,
-	MD_HAS_MULTIPLE_PPLS = 7,
-	MD_NOT_READY = 8,
-	MD_BROKEN = 9,
-	MD_DELETED = 10,
-	MD_HAS_SUPERBLOCK = 11,
-	MD_FAILLAST_DEV = 12,
-	MD_SERIALIZE_POLICY = 13,
-};
-
-enum mddev_sb_flags {
-	MD_SB_CHANGE_DEVS = 0,
-	MD_SB_CHANGE_CLEAN = 1,
-	MD_SB_CHANGE_PENDING = 2,
-	MD_SB_NEED_REWRITE = 3,
-};
-
-enum {
-	MD_RESYNC_NONE = 0,
-	MD_RESYNC_YIELDED = 1,
-	MD_RESYNC_DELAYED = 2,
-	MD_RESYNC_ACTIVE = 3,
-};
-
-struct md_personality {
-	char *name;
-	int level;
-	struct list_head list;
-	struct module *owner;
-	bool (*make_request)(struct mddev *, struct bio *);
-	int (*run)(struct mddev *);
-	int (*start)(struct mddev *);
-	void (*free)(struct mddev *, void *);
-	void (*status)(struct seq_file *, struct mddev *);
-	void (*error_handler)(struct mddev *, struct md_rdev *);
-	int (*hot_add_disk)(struct mddev *, struct md_rdev *);
-	int (*hot_remove_disk)(struct mddev *, struct md_rdev *);
-	int (*spare_active)(struct mddev *);
-	sector_t (*sync_request)(struct mddev *, sector_t, sector_t, int *);
-	int (*resize)(struct mddev *, sector_t);
-	sector_t (*size)(struct mddev *, sector_t, int);
-	int (*check_reshape)(struct mddev *);
-	int (*start_reshape)(struct mddev *);
-	void (*finish_reshape)(struct mddev *);
-	void (*update_reshape_pos)(struct mddev *);
-	void (*prepare_suspend)(struct mddev *);
-	void (*quiesce)(struct mddev *, int);
-	void * (*takeover)(struct mddev *);
-	int (*change_consistency_policy)(struct mddev *, const char *);
-	void (*bitmap_sector)(struct mddev *, sector_t *, long unsigned int *);
-};
-
-struct md_thread {
-	void (*run)(struct md_thread *);
-	struct mddev *mddev;
-	wait_queue_head_t wqueue;
-	long unsigned int flags;
-	struct task_struct *tsk;
-	long unsigned int timeout;
-	void *private;
-};
-
-struct md_bitmap_stats;
-
-struct bitmap_operations {
-	bool (*enabled)(struct mddev *);
-	int (*create)(struct mddev *, int);
-	int (*resize)(struct mddev *, sector_t, int, bool);
-	int (*load)(struct mddev *);
-	void (*destroy)(struct mddev *);
-	void (*flush)(struct mddev *);
-	void (*write_all)(struct mddev *);
-	void (*dirty_bits)(struct mddev *, long unsigned int, long unsigned int);
-	void (*unplug)(struct mddev *, bool);
-	void (*daemon_work)(struct mddev *);
-	void (*start_behind_write)(struct mddev *);
-	void (*end_behind_write)(struct mddev *);
-	void (*wait_behind_writes)(struct mddev *);
-	int (*startwrite)(struct mddev *, sector_t, long unsigned int);
-	void (*endwrite)(struct mddev *, sector_t, long unsigned int);
-	bool (*start_sync)(struct mddev *, sector_t, sector_t *, bool);
-	void (*end_sync)(struct mddev *, sector_t, sector_t *);
-	void (*cond_end_sync)(struct mddev *, sector_t, bool);
-	void (*close_sync)(struct mddev *);
-	void (*update_sb)(void *);
-	int (*get_stats)(void *, struct md_bitmap_stats *);
-	void (*sync_with_cluster)(struct mddev *, sector_t, sector_t, sector_t, sector_t);
-	void * (*get_from_slot)(struct mddev *, int);
-	int (*copy_from_slot)(struct mddev *, int, sector_t *, sector_t *, bool);
-	void (*set_pages)(void *, long unsigned int);
-	void (*free)(void *);
-};
-
-enum recovery_flags {
-	MD_RECOVERY_NEEDED = 0,
-	MD_RECOVERY_RUNNING = 1,
-	MD_RECOVERY_INTR = 2,
-	MD_RECOVERY_DONE = 3,
-	MD_RECOVERY_FROZEN = 4,
-	MD_RECOVERY_WAIT = 5,
-	MD_RECOVERY_ERROR = 6,
-	MD_RECOVERY_SYNC = 7,
-	MD_RECOVERY_REQUESTED = 8,
-	MD_RECOVERY_CHECK = 9,
-	MD_RECOVERY_RECOVER = 10,
-	MD_RECOVERY_RESHAPE = 11,
-	MD_RESYNCING_REMOTE = 12,
-	MD_RECOVERY_LAZY_RECOVER = 13,
-};
-
-enum md_ro_state {
-	MD_RDWR = 0,
-	MD_RDONLY = 1,
-	MD_AUTO_READ = 2,
-	MD_MAX_STATE = 3,
-};
-
-struct md_sysfs_entry {
-	struct attribute attr;
-	ssize_t (*show)(struct mddev *, char *);
-	ssize_t (*store)(struct mddev *, const char *, size_t);
-};
-
-struct md_io_clone {
-	struct mddev *mddev;
-	struct bio *orig_bio;
-	long unsigned int start_time;
-	sector_t offset;
-	long unsigned int sectors;
-	struct bio bio_clone;
-};
-
-struct md_bitmap_stats {
-	u64 events_cleared;
-	int behind_writes;
-	bool behind_wait;
-	long unsigned int missing_pages;
-	long unsigned int file_pages;
-	long unsigned int sync_size;
-	long unsigned int pages;
-	struct file *file;
-};
-
-struct super_type {
-	char *name;
-	struct module *owner;
-	int (*load_super)(struct md_rdev *, struct md_rdev *, int);
-	int (*validate_super)(struct mddev *, struct md_rdev *, struct md_rdev *);
-	void (*sync_super)(struct mddev *, struct md_rdev *);
-	long long unsigned int (*rdev_size_change)(struct md_rdev *, sector_t);
-	int (*allow_new_offset)(struct md_rdev *, long long unsigned int);
-};
-
-struct rdev_sysfs_entry {
-	struct attribute attr;
-	ssize_t (*show)(struct md_rdev *, char *);
-	ssize_t (*store)(struct md_rdev *, const char *, size_t);
-};
-
-enum array_state {
-	clear = 0,
-	inactive = 1,
-	suspended = 2,
-	readonly = 3,
-	read_auto = 4,
-	clean = 5,
-	active = 6,
-	write_pending = 7,
-	active_idle = 8,
-	broken = 9,
-	bad_word = 10,
-};
-
-struct detected_devices_node {
-	struct list_head list;
-	dev_t dev;
-};
-
-typedef __u16 bitmap_counter_t;
-
-enum bitmap_state {
-	BITMAP_STALE = 1,
-	BITMAP_WRITE_ERROR = 2,
-	BITMAP_HOSTENDIAN = 15,
-};
-
-struct bitmap_super_s {
-	__le32 magic;
-	__le32 version;
-	__u8 uuid[16];
-	__le64 events;
-	__le64 events_cleared;
-	__le64 sync_size;
-	__le32 state;
-	__le32 chunksize;
-	__le32 daemon_sleep;
-	__le32 write_behind;
-	__le32 sectors_reserved;
-	__le32 nodes;
-	__u8 cluster_name[64];
-	__u8 pad[120];
-};
-
-typedef struct bitmap_super_s bitmap_super_t;
-
-struct bitmap_page {
-	char *map;
-	unsigned int hijacked: 1;
-	unsigned int pending: 1;
-	unsigned int count: 30;
-};
-
-struct bitmap_counts {
-	spinlock_t lock;
-	struct bitmap_page *bp;
-	long unsigned int pages;
-	long unsigned int missing_pages;
-	long unsigned int chunkshift;
-	long unsigned int chunks;
-};
-
-struct bitmap_storage {
-	struct file *file;
-	struct page *sb_page;
-	long unsigned int sb_index;
-	struct page **filemap;
-	long unsigned int *filemap_attr;
-	long unsigned int file_pages;
-	long unsigned int bytes;
-};
-
-struct bitmap {
-	struct bitmap_counts counts;
-	struct mddev *mddev;
-	__u64 events_cleared;
-	int need_sync;
-	struct bitmap_storage storage;
-	long unsigned int flags;
-	int allclean;
-	atomic_t behind_writes;
-	long unsigned int behind_writes_used;
-	long unsigned int daemon_lastrun;
-	long unsigned int last_end_sync;
-	atomic_t pending_writes;
-	wait_queue_head_t write_wait;
-	wait_queue_head_t overflow_wait;
-	wait_queue_head_t behind_wait;
-	struct kernfs_node *sysfs_can_clear;
-	int cluster_slot;
-};
-
-enum bitmap_page_attr {
-	BITMAP_PAGE_DIRTY = 0,
-	BITMAP_PAGE_PENDING = 1,
-	BITMAP_PAGE_NEEDWRITE = 2,
-};
-
-struct bitmap_unplug_work {
-	struct work_struct work;
-	struct bitmap *bitmap;
-	struct completion *done;
-};
-
-struct md_setup_args {
-	int minor;
-	int partitioned;
-	int level;
-	int chunk;
-	char *device_names;
-};
-
-typedef const struct cred *class_override_creds_t;
-
-typedef u16 blk_short_t;
-
-enum dm_queue_mode {
-	DM_TYPE_NONE = 0,
-	DM_TYPE_BIO_BASED = 1,
-	DM_TYPE_REQUEST_BASED = 2,
-	DM_TYPE_DAX_BIO_BASED = 3,
-};
-
-typedef enum {
-	STATUSTYPE_INFO = 0,
-	STATUSTYPE_TABLE = 1,
-	STATUSTYPE_IMA = 2,
-} status_type_t;
-
-union map_info___2 {
-	void *ptr;
-};
-
-struct dm_target;
-
-typedef int (*dm_ctr_fn)(struct dm_target *, unsigned int, char **);
-
-struct dm_table;
-
-struct target_type;
-
-struct dm_target {
-	struct dm_table *table;
-	struct target_type *type;
-	sector_t begin;
-	sector_t len;
-	uint32_t max_io_len;
-	unsigned int num_flush_bios;
-	unsigned int num_discard_bios;
-	unsigned int num_secure_erase_bios;
-	unsigned int num_write_zeroes_bios;
-	unsigned int per_io_data_size;
-	void *private;
-	char *error;
-	bool flush_supported: 1;
-	bool discards_supported: 1;
-	bool zone_reset_all_supported: 1;
-	bool max_discard_granularity: 1;
-	bool limit_swap_bios: 1;
-	bool emulate_zone_append: 1;
-	bool accounts_remapped_io: 1;
-	bool needs_bio_set_dev: 1;
-	bool flush_bypasses_map: 1;
-	bool mempool_needs_integrity: 1;
-};
-
-typedef void (*dm_dtr_fn)(struct dm_target *);
-
-typedef int (*dm_map_fn)(struct dm_target *, struct bio *);
-
-typedef int (*dm_clone_and_map_request_fn)(struct dm_target *, struct request *, union map_info___2 *, struct request **);
-
-typedef void (*dm_release_clone_request_fn)(struct request *, union map_info___2 *);
-
-typedef int (*dm_endio_fn)(struct dm_target *, struct bio *, blk_status_t *);
-
-typedef int (*dm_request_endio_fn)(struct dm_target *, struct request *, blk_status_t, union map_info___2 *);
-
-typedef void (*dm_presuspend_fn)(struct dm_target *);
-
-typedef void (*dm_presuspend_undo_fn)(struct dm_target *);
-
-typedef void (*dm_postsuspend_fn)(struct dm_target *);
-
-typedef int (*dm_preresume_fn)(struct dm_target *);
-
-typedef void (*dm_resume_fn)(struct dm_target *);
-
-typedef void (*dm_status_fn)(struct dm_target *, status_type_t, unsigned int, char *, unsigned int);
-
-typedef int (*dm_message_fn)(struct dm_target *, unsigned int, char **, char *, unsigned int);
-
-typedef int (*dm_prepare_ioctl_fn)(struct dm_target *, struct block_device **);
-
-typedef int (*dm_report_zones_fn)(struct dm_target *);
-
-struct dm_dev;
-
-typedef int (*iterate_devices_callout_fn)(struct dm_target *, struct dm_dev *, sector_t, sector_t, void *);
-
-struct dm_dev {
-	struct block_device *bdev;
-	struct file *bdev_file;
-	struct dax_device *dax_dev;
-	blk_mode_t mode;
-	char name[16];
-};
-
-typedef int (*dm_iterate_devices_fn)(struct dm_target *, iterate_devices_callout_fn, void *);
-
-typedef void (*dm_io_hints_fn)(struct dm_target *, struct queue_limits *);
-
-typedef int (*dm_busy_fn)(struct dm_target *);
-
-enum dax_access_mode {
-	DAX_ACCESS = 0,
-	DAX_RECOVERY_WRITE = 1,
-};
-
-typedef long int (*dm_dax_direct_access_fn)(struct dm_target *, long unsigned int, long int, enum dax_access_mode, void **, pfn_t *);
-
-typedef int (*dm_dax_zero_page_range_fn)(struct dm_target *, long unsigned int, size_t);
-
-typedef size_t (*dm_dax_recovery_write_fn)(struct dm_target *, long unsigned int, void *, size_t, struct iov_iter *);
-
-struct target_type {
-	uint64_t features;
-	const char *name;
-	struct module *module;
-	unsigned int version[3];
-	dm_ctr_fn ctr;
-	dm_dtr_fn dtr;
-	dm_map_fn map;
-	dm_clone_and_map_request_fn clone_and_map_rq;
-	dm_release_clone_request_fn release_clone_rq;
-	dm_endio_fn end_io;
-	dm_request_endio_fn rq_end_io;
-	dm_presuspend_fn presuspend;
-	dm_presuspend_undo_fn presuspend_undo;
-	dm_postsuspend_fn postsuspend;
-	dm_preresume_fn preresume;
-	dm_resume_fn resume;
-	dm_status_fn status;
-	dm_message_fn message;
-	dm_prepare_ioctl_fn prepare_ioctl;
-	dm_report_zones_fn report_zones;
-	dm_busy_fn busy;
-	dm_iterate_devices_fn iterate_devices;
-	dm_io_hints_fn io_hints;
-	dm_dax_direct_access_fn direct_access;
-	dm_dax_zero_page_range_fn dax_zero_page_range;
-	dm_dax_recovery_write_fn dax_recovery_write;
-	struct list_head list;
-};
-
-struct mapped_device;
-
-struct dm_md_mempools;
-
-struct dm_table {
-	struct mapped_device *md;
-	enum dm_queue_mode type;
-	unsigned int depth;
-	unsigned int counts[16];
-	sector_t *index[16];
-	unsigned int num_targets;
-	unsigned int num_allocated;
-	sector_t *highs;
-	struct dm_target *targets;
-	struct target_type *immutable_target_type;
-	bool integrity_supported: 1;
-	bool singleton: 1;
-	bool flush_bypasses_map: 1;
-	blk_mode_t mode;
-	struct list_head devices;
-	struct rw_semaphore devices_lock;
-	void (*event_fn)(void *);
-	void *event_context;
-	struct dm_md_mempools *mempools;
-};
-
-struct dm_stats_last_position;
-
-struct dm_stats {
-	struct mutex mutex;
-	struct list_head list;
-	struct dm_stats_last_position *last;
-	bool precise_timestamps;
-};
-
-struct dm_stats_aux {
-	bool merged;
-	long long unsigned int duration_ns;
-};
-
-struct dm_dev_internal {
-	struct list_head list;
-	refcount_t count;
-	struct dm_dev *dm_dev;
-};
-
-struct dm_kobject_holder {
-	struct kobject kobj;
-	struct completion completion;
-};
-
-struct dm_md_mempools {
-	struct bio_set bs;
-	struct bio_set io_bs;
-};
-
-struct dm_io;
-
-struct mapped_device {
-	struct mutex suspend_lock;
-	struct mutex table_devices_lock;
-	struct list_head table_devices;
-	void *map;
-	long unsigned int flags;
-	struct mutex type_lock;
-	enum dm_queue_mode type;
-	int numa_node_id;
-	struct request_queue *queue;
-	atomic_t holders;
-	atomic_t open_count;
-	struct dm_target *immutable_target;
-	struct target_type *immutable_target_type;
-	char name[16];
-	struct gendisk *disk;
-	struct dax_device *dax_dev;
-	wait_queue_head_t wait;
-	long unsigned int *pending_io;
-	struct hd_geometry geometry;
-	struct workqueue_struct *wq;
-	struct work_struct work;
-	spinlock_t deferred_lock;
-	struct bio_list deferred;
-	struct work_struct requeue_work;
-	struct dm_io *requeue_list;
-	void *interface_ptr;
-	wait_queue_head_t eventq;
-	atomic_t event_nr;
-	atomic_t uevent_seq;
-	struct list_head uevent_list;
-	spinlock_t uevent_lock;
-	bool init_tio_pdu: 1;
-	struct blk_mq_tag_set *tag_set;
-	struct dm_stats stats;
-	unsigned int internal_suspend_count;
-	int swap_bios;
-	struct semaphore swap_bios_semaphore;
-	struct mutex swap_bios_lock;
-	struct dm_md_mempools *mempools;
-	struct dm_kobject_holder kobj_holder;
-	struct srcu_struct io_barrier;
-};
-
-struct dm_target_io {
-	short unsigned int magic;
-	blk_short_t flags;
-	unsigned int target_bio_nr;
-	struct dm_io *io;
-	struct dm_target *ti;
-	unsigned int *len_ptr;
-	sector_t old_sector;
-	struct bio clone;
-};
-
-struct dm_io {
-	short unsigned int magic;
-	blk_short_t flags;
-	spinlock_t lock;
-	long unsigned int start_time;
-	void *data;
-	struct dm_io *next;
-	struct dm_stats_aux stats_aux;
-	blk_status_t status;
-	atomic_t io_count;
-	struct mapped_device *md;
-	struct bio *orig_bio;
-	unsigned int sector_offset;
-	unsigned int sectors;
-	struct dm_target_io tio;
-};
-
-enum {
-	DM_TIO_INSIDE_DM_IO = 0,
-	DM_TIO_IS_DUPLICATE_BIO = 1,
-};
-
-enum {
-	DM_IO_ACCOUNTED = 0,
-	DM_IO_WAS_SPLIT = 1,
-	DM_IO_BLK_STAT = 2,
-};
-
-struct dax_operations {
-	long int (*direct_access)(struct dax_device *, long unsigned int, long int, enum dax_access_mode, void **, pfn_t *);
-	bool (*dax_supported)(struct dax_device *, struct block_device *, int, sector_t, sector_t);
-	int (*zero_page_range)(struct dax_device *, long unsigned int, size_t);
-	size_t (*recovery_write)(struct dax_device *, long unsigned int, void *, size_t, struct iov_iter *);
-};
-
-struct clone_info {
-	struct dm_table *map;
-	struct bio *bio;
-	struct dm_io *io;
-	sector_t sector;
-	unsigned int sector_count;
-	bool is_abnormal_io: 1;
-	bool submit_as_polled: 1;
-};
-
-struct table_device {
-	struct list_head list;
-	refcount_t count;
-	struct dm_dev dm_dev;
-};
-
-struct dm_pr {
-	u64 old_key;
-	u64 new_key;
-	u32 flags;
-	bool abort;
-	bool fail_early;
-	int ret;
-	enum pr_type type;
-	struct pr_keys *read_keys;
-	struct pr_held_reservation *rsv;
-};
-
-enum blk_crypto_mode_num {
-	BLK_ENCRYPTION_MODE_INVALID = 0,
-	BLK_ENCRYPTION_MODE_AES_256_XTS = 1,
-	BLK_ENCRYPTION_MODE_AES_128_CBC_ESSIV = 2,
-	BLK_ENCRYPTION_MODE_ADIANTUM = 3,
-	BLK_ENCRYPTION_MODE_SM4_XTS = 4,
-	BLK_ENCRYPTION_MODE_MAX = 5,
-};
-
-struct blk_crypto_config {
-	enum blk_crypto_mode_num crypto_mode;
-	unsigned int data_unit_size;
-	unsigned int dun_bytes;
-};
-
-struct blk_crypto_key {
-	struct blk_crypto_config crypto_cfg;
-	unsigned int data_unit_size_bits;
-	unsigned int size;
-	u8 raw[64];
-};
-
-struct blk_crypto_profile;
-
-struct blk_crypto_ll_ops {
-	int (*keyslot_program)(struct blk_crypto_profile *, const struct blk_crypto_key *, unsigned int);
-	int (*keyslot_evict)(struct blk_crypto_profile *, const struct blk_crypto_key *, unsigned int);
-};
-
-struct blk_crypto_keyslot;
-
-struct blk_crypto_profile {
-	struct blk_crypto_ll_ops ll_ops;
-	unsigned int max_dun_bytes_supported;
-	unsigned int modes_supported[5];
-	struct device *dev;
-	unsigned int num_slots;
-	struct rw_semaphore lock;
-	struct lock_class_key lockdep_key;
-	wait_queue_head_t idle_slots_wait_queue;
-	struct list_head idle_slots;
-	spinlock_t idle_slots_lock;
-	struct hlist_head *slot_hashtable;
-	unsigned int log_slot_ht_size;
-	struct blk_crypto_keyslot *slots;
-};
-
-struct dm_arg_set {
-	unsigned int argc;
-	char **argv;
-};
-
-struct dm_arg {
-	unsigned int min;
-	unsigned int max;
-	char *error;
-};
-
-enum suspend_mode {
-	PRESUSPEND = 0,
-	PRESUSPEND_UNDO = 1,
-	POSTSUSPEND = 2,
-};
-
-struct io_err_c {
-	struct dm_dev *dev;
-	sector_t start;
-};
-
-struct linear_c {
-	struct dm_dev *dev;
-	sector_t start;
-};
-
-struct stripe {
-	struct dm_dev *dev;
-	sector_t physical_start;
-	atomic_t error_count;
-};
-
-struct stripe_c {
-	uint32_t stripes;
-	int stripes_shift;
-	sector_t stripe_width;
-	uint32_t chunk_size;
-	int chunk_size_shift;
-	struct dm_target *ti;
-	struct work_struct trigger_event;
-	struct stripe stripe[0];
-};
-
-struct dm_ioctl {
-	__u32 version[3];
-	__u32 data_size;
-	__u32 data_start;
-	__u32 target_count;
-	__s32 open_count;
-	__u32 flags;
-	__u32 event_nr;
-	__u32 padding;
-	__u64 dev;
-	char name[128];
-	char uuid[129];
-	char data[7];
-};
-
-struct dm_target_spec {
-	__u64 sector_start;
-	__u64 length;
-	__s32 status;
-	__u32 next;
-	char target_type[16];
-};
-
-struct dm_target_deps {
-	__u32 count;
-	__u32 padding;
-	__u64 dev[0];
-};
-
-struct dm_name_list {
-	__u64 dev;
-	__u32 next;
-	char name[0];
-};
-
-struct dm_target_versions {
-	__u32 next;
-	__u32 version[3];
-	char name[0];
-};
-
-struct dm_target_msg {
-	__u64 sector;
-	char message[0];
-};
-
-enum {
-	DM_VERSION_CMD = 0,
-	DM_REMOVE_ALL_CMD = 1,
-	DM_LIST_DEVICES_CMD = 2,
-	DM_DEV_CREATE_CMD = 3,
-	DM_DEV_REMOVE_CMD = 4,
-	DM_DEV_RENAME_CMD = 5,
-	DM_DEV_SUSPEND_CMD = 6,
-	DM_DEV_STATUS_CMD = 7,
-	DM_DEV_WAIT_CMD = 8,
-	DM_TABLE_LOAD_CMD = 9,
-	DM_TABLE_CLEAR_CMD = 10,
-	DM_TABLE_DEPS_CMD = 11,
-	DM_TABLE_STATUS_CMD = 12,
-	DM_LIST_VERSIONS_CMD = 13,
-	DM_TARGET_MSG_CMD = 14,
-	DM_DEV_SET_GEOMETRY_CMD = 15,
-	DM_DEV_ARM_POLL_CMD = 16,
-	DM_GET_TARGET_VERSION_CMD = 17,
-};
-
-struct dm_file {
-	volatile unsigned int global_event_nr;
-};
-
-struct hash_cell {
-	struct rb_node name_node;
-	struct rb_node uuid_node;
-	bool name_set;
-	bool uuid_set;
-	char *name;
-	char *uuid;
-	struct mapped_device *md;
-	struct dm_table *new_map;
-};
-
-struct vers_iter {
-	size_t param_size;
-	struct dm_target_versions *vers;
-	struct dm_target_versions *old_vers;
-	char *end;
-	uint32_t flags;
-};
-
-typedef int (*ioctl_fn___2)(struct file *, struct dm_ioctl *, size_t);
-
-struct dm_io_region {
-	struct block_device *bdev;
-	sector_t sector;
-	sector_t count;
-};
-
-struct page_list {
-	struct page_list *next;
-	struct page *page;
-};
-
-typedef void (*io_notify_fn)(long unsigned int, void *);
-
-enum dm_io_mem_type {
-	DM_IO_PAGE_LIST = 0,
-	DM_IO_BIO = 1,
-	DM_IO_VMA = 2,
-	DM_IO_KMEM = 3,
-};
-
-struct dm_io_memory {
-	enum dm_io_mem_type type;
-	unsigned int offset;
-	union {
-		struct page_list *pl;
-		struct bio *bio;
-		void *vma;
-		void *addr;
-	} ptr;
-};
-
-struct dm_io_notify {
-	io_notify_fn fn;
-	void *context;
-};
-
-struct dm_io_client;
-
-struct dm_io_request {
-	blk_opf_t bi_opf;
-	struct dm_io_memory mem;
-	struct dm_io_notify notify;
-	struct dm_io_client *client;
-};
-
-struct dm_io_client {
-	mempool_t pool;
-	struct bio_set bios;
-};
-
-struct io {
-	long unsigned int error_bits;
-	atomic_t count;
-	struct dm_io_client *client;
-	io_notify_fn callback;
-	void *context;
-	void *vma_invalidate_address;
-	long unsigned int vma_invalidate_size;
-	long: 64;
-};
-
-struct dpages {
-	void (*get_page)(struct dpages *, struct page **, long unsigned int *, unsigned int *);
-	void (*next_page)(struct dpages *);
-	union {
-		unsigned int context_u;
-		struct bvec_iter context_bi;
-	};
-	void *context_ptr;
-	void *vma_invalidate_address;
-	long unsigned int vma_invalidate_size;
-};
-
-struct sync_io {
-	long unsigned int error_bits;
-	struct completion wait;
-};
-
-struct dm_kcopyd_throttle {
-	unsigned int throttle;
-	unsigned int num_io_jobs;
-	unsigned int io_period;
-	unsigned int total_period;
-	unsigned int last_jiffies;
-};
-
-typedef void (*dm_kcopyd_notify_fn)(int, long unsigned int, void *);
-
-struct dm_kcopyd_client {
-	struct page_list *pages;
-	unsigned int nr_reserved_pages;
-	unsigned int nr_free_pages;
-	unsigned int sub_job_size;
-	struct dm_io_client *io_client;
-	wait_queue_head_t destroyq;
-	mempool_t job_pool;
-	struct workqueue_struct *kcopyd_wq;
-	struct work_struct kcopyd_work;
-	struct dm_kcopyd_throttle *throttle;
-	atomic_t nr_jobs;
-	spinlock_t job_lock;
-	struct list_head callback_jobs;
-	struct list_head complete_jobs;
-	struct list_head io_jobs;
-	struct list_head pages_jobs;
-};
-
-struct kcopyd_job {
-	struct dm_kcopyd_client *kc;
-	struct list_head list;
-	unsigned int flags;
-	int read_err;
-	long unsigned int write_err;
-	enum req_op op;
-	struct dm_io_region source;
-	unsigned int num_dests;
-	struct dm_io_region dests[8];
-	struct page_list *pages;
-	dm_kcopyd_notify_fn fn;
-	void *context;
-	struct mutex lock;
-	atomic_t sub_jobs;
-	sector_t progress;
-	sector_t write_offset;
-	struct kcopyd_job *master_job;
-};
-
-struct dm_sysfs_attr {
-	struct attribute attr;
-	ssize_t (*show)(struct mapped_device *, char *);
-	ssize_t (*store)(struct mapped_device *, const char *, size_t);
-};
-
-struct dm_stats_last_position {
-	sector_t last_sector;
-	unsigned int last_rw;
-};
-
-struct dm_stat_percpu {
-	long long unsigned int sectors[2];
-	long long unsigned int ios[2];
-	long long unsigned int merges[2];
-	long long unsigned int ticks[2];
-	long long unsigned int io_ticks[2];
-	long long unsigned int io_ticks_total;
-	long long unsigned int time_in_queue;
-	long long unsigned int *histogram;
-};
-
-struct dm_stat_shared {
-	atomic_t in_flight[2];
-	long long unsigned int stamp;
-	struct dm_stat_percpu tmp;
-};
-
-struct dm_stat {
-	struct list_head list_entry;
-	int id;
-	unsigned int stat_flags;
-	size_t n_entries;
-	sector_t start;
-	sector_t end;
-	sector_t step;
-	unsigned int n_histogram_entries;
-	long long unsigned int *histogram_boundaries;
-	const char *program_id;
-	const char *aux_data;
-	struct callback_head callback_head;
-	size_t shared_alloc_size;
-	size_t percpu_alloc_size;
-	size_t histogram_alloc_size;
-	struct dm_stat_percpu *stat_percpu[64];
-	struct dm_stat_shared stat_shared[0];
-};
-
-struct dm_rq_target_io;
-
-struct dm_rq_clone_bio_info {
-	struct bio *orig;
-	struct dm_rq_target_io *tio;
-	struct bio clone;
-};
-
-struct dm_rq_target_io {
-	struct mapped_device *md;
-	struct dm_target *ti;
-	struct request *orig;
-	struct request *clone;
-	struct kthread_work work;
-	blk_status_t error;
-	union map_info___2 info;
-	struct dm_stats_aux stats_aux;
-	long unsigned int duration_jiffies;
-	unsigned int n_sectors;
-	unsigned int completed;
-};
-
-struct dm_bio_details {
-	struct block_device *bi_bdev;
-	int __bi_remaining;
-	long unsigned int bi_flags;
-	struct bvec_iter bi_iter;
-	bio_end_io_t *bi_end_io;
-};
-
-typedef sector_t region_t;
-
-struct dm_dirty_log_type;
-
-struct dm_dirty_log {
-	struct dm_dirty_log_type *type;
-	int (*flush_callback_fn)(struct dm_target *);
-	void *context;
-};
-
-struct dm_dirty_log_type {
-	const char *name;
-	struct module *module;
-	struct list_head list;
-	int (*ctr)(struct dm_dirty_log *, struct dm_target *, unsigned int, char **);
-	void (*dtr)(struct dm_dirty_log *);
-	int (*presuspend)(struct dm_dirty_log *);
-	int (*postsuspend)(struct dm_dirty_log *);
-	int (*resume)(struct dm_dirty_log *);
-	uint32_t (*get_region_size)(struct dm_dirty_log *);
-	int (*is_clean)(struct dm_dirty_log *, region_t);
-	int (*in_sync)(struct dm_dirty_log *, region_t, int);
-	int (*flush)(struct dm_dirty_log *);
-	void (*mark_region)(struct dm_dirty_log *, region_t);
-	void (*clear_region)(struct dm_dirty_log *, region_t);
-	int (*get_resync_work)(struct dm_dirty_log *, region_t *);
-	void (*set_region_sync)(struct dm_dirty_log *, region_t, int);
-	region_t (*get_sync_count)(struct dm_dirty_log *);
-	int (*status)(struct dm_dirty_log *, status_type_t, char *, unsigned int);
-	int (*is_remote_recovering)(struct dm_dirty_log *, region_t);
-};
-
-enum dm_rh_region_states {
-	DM_RH_CLEAN = 1,
-	DM_RH_DIRTY = 2,
-	DM_RH_NOSYNC = 4,
-	DM_RH_RECOVERING = 8,
-};
-
-enum dm_raid1_error {
-	DM_RAID1_WRITE_ERROR = 0,
-	DM_RAID1_FLUSH_ERROR = 1,
-	DM_RAID1_SYNC_ERROR = 2,
-	DM_RAID1_READ_ERROR = 3,
-};
-
-struct mirror_set;
-
-struct mirror {
-	struct mirror_set *ms;
-	atomic_t error_count;
-	long unsigned int error_type;
-	struct dm_dev *dev;
-	sector_t offset;
-};
-
-struct dm_region_hash;
-
-struct mirror_set {
-	struct dm_target *ti;
-	struct list_head list;
-	uint64_t features;
-	spinlock_t lock;
-	struct bio_list reads;
-	struct bio_list writes;
-	struct bio_list failures;
-	struct bio_list holds;
-	struct dm_region_hash *rh;
-	struct dm_kcopyd_client *kcopyd_client;
-	struct dm_io_client *io_client;
-	region_t nr_regions;
-	int in_sync;
-	int log_failure;
-	int leg_failure;
-	atomic_t suspend;
-	atomic_t default_mirror;
-	struct workqueue_struct *kmirrord_wq;
-	struct work_struct kmirrord_work;
-	struct timer_list timer;
-	long unsigned int timer_pending;
-	struct work_struct trigger_event;
-	unsigned int nr_mirrors;
-	struct mirror mirror[0];
-};
-
-struct dm_raid1_bio_record {
-	struct mirror *m;
-	struct dm_bio_details details;
-	region_t write_region;
-};
-
-struct log_header_disk {
-	__le32 magic;
-	__le32 version;
-	__le64 nr_regions;
-};
-
-struct log_header_core {
-	uint32_t magic;
-	uint32_t version;
-	uint64_t nr_regions;
-};
-
-enum sync {
-	DEFAULTSYNC = 0,
-	NOSYNC = 1,
-	FORCESYNC = 2,
-};
-
-struct log_c {
-	struct dm_target *ti;
-	int touched_dirtied;
-	int touched_cleaned;
-	int flush_failed;
-	uint32_t region_size;
-	unsigned int region_count;
-	region_t sync_count;
-	unsigned int bitset_uint32_count;
-	uint32_t *clean_bits;
-	uint32_t *sync_bits;
-	uint32_t *recovering_bits;
-	int sync_search;
-	enum sync sync;
-	struct dm_io_request io_req;
-	int log_dev_failed;
-	int log_dev_flush_failed;
-	struct dm_dev *log_dev;
-	struct log_header_core header;
-	struct dm_io_region header_location;
-	struct log_header_disk *disk_header;
-};
-
-struct dm_region_hash {
-	uint32_t region_size;
-	unsigned int region_shift;
-	struct dm_dirty_log *log;
-	rwlock_t hash_lock;
-	unsigned int mask;
-	unsigned int nr_buckets;
-	unsigned int prime;
-	unsigned int shift;
-	struct list_head *buckets;
-	int flush_failure;
-	unsigned int max_recovery;
-	spinlock_t region_lock;
-	atomic_t recovery_in_flight;
-	struct list_head clean_regions;
-	struct list_head quiesced_regions;
-	struct list_head recovered_regions;
-	struct list_head failed_recovered_regions;
-	struct semaphore recovery_count;
-	mempool_t region_pool;
-	void *context;
-	sector_t target_begin;
-	void (*dispatch_bios)(void *, struct bio_list *);
-	void (*wakeup_workers)(void *);
-	void (*wakeup_all_recovery_waiters)(void *);
-};
-
-struct dm_region {
-	struct dm_region_hash *rh;
-	region_t key;
-	int state;
-	struct list_head hash_list;
-	struct list_head list;
-	atomic_t pending;
-	struct bio_list delayed_bios;
-};
-
-struct cpufreq_policy_data {
-	struct cpufreq_cpuinfo cpuinfo;
-	struct cpufreq_frequency_table *freq_table;
-	unsigned int cpu;
-	unsigned int min;
-	unsigned int max;
-};
-
-struct freq_attr {
-	struct attribute attr;
-	ssize_t (*show)(struct cpufreq_policy *, char *);
-	ssize_t (*store)(struct cpufreq_policy *, const char *, size_t);
-};
-
-struct cpufreq_driver {
-	char name[16];
-	u16 flags;
-	void *driver_data;
-	int (*init)(struct cpufreq_policy *);
-	int (*verify)(struct cpufreq_policy_data *);
-	int (*setpolicy)(struct cpufreq_policy *);
-	int (*target)(struct cpufreq_policy *, unsigned int, unsigned int);
-	int (*target_index)(struct cpufreq_policy *, unsigned int);
-	unsigned int (*fast_switch)(struct cpufreq_policy *, unsigned int);
-	void (*adjust_perf)(unsigned int, long unsigned int, long unsigned int, long unsigned int);
-	unsigned int (*get_intermediate)(struct cpufreq_policy *, unsigned int);
-	int (*target_intermediate)(struct cpufreq_policy *, unsigned int);
-	unsigned int (*get)(unsigned int);
-	void (*update_limits)(unsigned int);
-	int (*bios_limit)(int, unsigned int *);
-	int (*online)(struct cpufreq_policy *);
-	int (*offline)(struct cpufreq_policy *);
-	void (*exit)(struct cpufreq_policy *);
-	int (*suspend)(struct cpufreq_policy *);
-	int (*resume)(struct cpufreq_policy *);
-	void (*ready)(struct cpufreq_policy *);
-	struct freq_attr **attr;
-	bool boost_enabled;
-	int (*set_boost)(struct cpufreq_policy *, int);
-	void (*register_em)(struct cpufreq_policy *);
-};
-
-struct userspace_policy {
-	unsigned int is_managed;
-	unsigned int setspeed;
-	struct mutex mutex;
-};
-
-enum {
-	OD_NORMAL_SAMPLE = 0,
-	OD_SUB_SAMPLE = 1,
-};
-
-struct dbs_governor;
-
-struct dbs_data {
-	struct gov_attr_set attr_set;
-	struct dbs_governor *gov;
-	void *tuners;
-	unsigned int ignore_nice_load;
-	unsigned int sampling_rate;
-	unsigned int sampling_down_factor;
-	unsigned int up_threshold;
-	unsigned int io_is_busy;
-};
-
-struct policy_dbs_info;
-
-struct dbs_governor {
-	struct cpufreq_governor gov;
-	struct kobj_type kobj_type;
-	struct dbs_data *gdbs_data;
-	unsigned int (*gov_dbs_update)(struct cpufreq_policy *);
-	struct policy_dbs_info * (*alloc)(void);
-	void (*free)(struct policy_dbs_info *);
-	int (*init)(struct dbs_data *);
-	void (*exit)(struct dbs_data *);
-	void (*start)(struct cpufreq_policy *);
-	void (*limits)(struct cpufreq_policy *);
-};
-
-struct policy_dbs_info {
-	struct cpufreq_policy *policy;
-	struct mutex update_mutex;
-	u64 last_sample_time;
-	s64 sample_delay_ns;
-	atomic_t work_count;
-	struct irq_work irq_work;
-	struct work_struct work;
-	struct dbs_data *dbs_data;
-	struct list_head list;
-	unsigned int rate_mult;
-	unsigned int idle_periods;
-	unsigned int max_sample_load;
-	bool is_shared;
-	bool work_in_progress;
-};
-
-struct od_ops {
-	unsigned int (*powersave_bias_target)(struct cpufreq_policy *, unsigned int, unsigned int);
-};
-
-struct od_policy_dbs_info {
-	struct policy_dbs_info policy_dbs;
-	unsigned int freq_lo;
-	unsigned int freq_lo_delay_us;
-	unsigned int freq_hi_delay_us;
-	unsigned int sample_type: 1;
-};
-
-struct od_dbs_tuners {
-	unsigned int powersave_bias;
-};
-
-struct cpu_dbs_info {
-	u64 prev_cpu_idle;
-	u64 prev_update_time;
-	u64 prev_cpu_nice;
-	unsigned int prev_load;
-	struct update_util_data update_util;
-	struct policy_dbs_info *policy_dbs;
-};
-
-enum {
-	UNDEFINED_CAPABLE = 0,
-	SYSTEM_INTEL_MSR_CAPABLE = 1,
-	SYSTEM_AMD_MSR_CAPABLE = 2,
-	SYSTEM_IO_CAPABLE = 3,
-};
-
-struct acpi_cpufreq_data {
-	unsigned int resume;
-	unsigned int cpu_feature;
-	unsigned int acpi_perf_cpu;
-	cpumask_var_t freqdomain_cpus;
-	void (*cpu_freq_write)(struct acpi_pct_register *, u32);
-	u32 (*cpu_freq_read)(struct acpi_pct_register *);
-};
-
-struct drv_cmd {
-	struct acpi_pct_register *reg;
-	u32 val;
-	union {
-		void (*write)(struct acpi_pct_register *, u32);
-		u32 (*read)(struct acpi_pct_register *);
-	} func;
-};
-
-enum acpi_preferred_pm_profiles {
-	PM_UNSPECIFIED = 0,
-	PM_DESKTOP = 1,
-	PM_MOBILE = 2,
-	PM_WORKSTATION = 3,
-	PM_ENTERPRISE_SERVER = 4,
-	PM_SOHO_SERVER = 5,
-	PM_APPLIANCE_PC = 6,
-	PM_PERFORMANCE_SERVER = 7,
-	PM_TABLET = 8,
-	NR_PM_PROFILES = 9,
-};
-
-struct amd_aperf_mperf {
-	u64 aperf;
-	u64 mperf;
-	u64 tsc;
-};
-
-struct amd_cpudata {
-	int cpu;
-	struct freq_qos_request req[2];
-	u64 cppc_req_cached;
-	u32 highest_perf;
-	u32 nominal_perf;
-	u32 lowest_nonlinear_perf;
-	u32 lowest_perf;
-	u32 prefcore_ranking;
-	u32 min_limit_perf;
-	u32 max_limit_perf;
-	u32 min_limit_freq;
-	u32 max_limit_freq;
-	u32 max_freq;
-	u32 min_freq;
-	u32 nominal_freq;
-	u32 lowest_nonlinear_freq;
-	struct amd_aperf_mperf cur;
-	struct amd_aperf_mperf prev;
-	u64 freq;
-	bool boost_supported;
-	bool hw_prefcore;
-	s16 epp_policy;
-	s16 epp_cached;
-	u32 policy;
-	u64 cppc_cap1_cached;
-	bool suspended;
-	s16 epp_default;
-	bool boost_state;
-};
-
-enum amd_pstate_mode {
-	AMD_PSTATE_UNDEFINED = 0,
-	AMD_PSTATE_DISABLE = 1,
-	AMD_PSTATE_PASSIVE = 2,
-	AMD_PSTATE_ACTIVE = 3,
-	AMD_PSTATE_GUIDED = 4,
-	AMD_PSTATE_MAX = 5,
-};
-
-struct quirk_entry {
-	u32 nominal_freq;
-	u32 lowest_freq;
-};
-
-enum energy_perf_value_index___2 {
-	EPP_INDEX_DEFAULT = 0,
-	EPP_INDEX_PERFORMANCE = 1,
-	EPP_INDEX_BALANCE_PERFORMANCE = 2,
-	EPP_INDEX_BALANCE_POWERSAVE = 3,
-	EPP_INDEX_POWERSAVE = 4,
-};
-
-typedef int (*cppc_mode_transition_fn)(int);
-
-struct trace_event_raw_amd_pstate_perf {
-	struct trace_entry ent;
-	long unsigned int min_perf;
-	long unsigned int target_perf;
-	long unsigned int capacity;
-	long long unsigned int freq;
-	long long unsigned int mperf;
-	long long unsigned int aperf;
-	long long unsigned int tsc;
-	unsigned int cpu_id;
-	bool changed;
-	bool fast_switch;
-	char __data[0];
-};
-
-struct trace_event_data_offsets_amd_pstate_perf {};
-
-typedef void (*btf_trace_amd_pstate_perf)(void *, long unsigned int, long unsigned int, long unsigned int, u64, u64, u64, u64, unsigned int, bool, bool);
-
-struct sample {
-	int32_t core_avg_perf;
-	int32_t busy_scaled;
-	u64 aperf;
-	u64 mperf;
-	u64 tsc;
-	u64 time;
-};
-
-struct pstate_data {
-	int current_pstate;
-	int min_pstate;
-	int max_pstate;
-	int max_pstate_physical;
-	int perf_ctl_scaling;
-	int scaling;
-	int turbo_pstate;
-	unsigned int min_freq;
-	unsigned int max_freq;
-	unsigned int turbo_freq;
-};
-
-struct vid_data {
-	int min;
-	int max;
-	int turbo;
-	int32_t ratio;
-};
-
-struct global_params {
-	bool no_turbo;
-	bool turbo_disabled;
-	int max_perf_pct;
-	int min_perf_pct;
-};
-
-struct cpudata {
-	int cpu;
-	unsigned int policy;
-	struct update_util_data update_util;
-	bool update_util_set;
-	struct pstate_data pstate;
-	struct vid_data vid;
-	u64 last_update;
-	u64 last_sample_time;
-	u64 aperf_mperf_shift;
-	u64 prev_aperf;
-	u64 prev_mperf;
-	u64 prev_tsc;
-	struct sample sample;
-	int32_t min_perf_ratio;
-	int32_t max_perf_ratio;
-	struct acpi_processor_performance acpi_perf_data;
-	bool valid_pss_table;
-	unsigned int iowait_boost;
-	s16 epp_powersave;
-	s16 epp_policy;
-	s16 epp_default;
-	s16 epp_cached;
-	u64 hwp_req_cached;
-	u64 hwp_cap_cached;
-	u64 last_io_update;
-	unsigned int capacity_perf;
-	unsigned int sched_flags;
-	u32 hwp_boost_min;
-	bool suspended;
-	struct delayed_work hwp_notify_work;
-};
-
-struct pstate_funcs {
-	int (*get_max)(int);
-	int (*get_max_physical)(int);
-	int (*get_min)(int);
-	int (*get_turbo)(int);
-	int (*get_scaling)(void);
-	int (*get_cpu_scaling)(int);
-	int (*get_aperf_mperf_shift)(void);
-	u64 (*get_val)(struct cpudata *, int);
-	void (*get_vid)(struct cpudata *);
-};
-
-enum {
-	PSS = 0,
-	PPC = 1,
-};
-
 struct cpuidle_governor {
 	char name[16];
 	struct list_head governor_list;
@@ -97309,247 +75806,6 @@ struct firmware_map_entry {
 struct memmap_attribute {
 	struct attribute attr;
 	ssize_t (*show)(struct firmware_map_entry *, char *);
-};
-
-struct bmp_header {
-	u16 id;
-	u32 size;
-} __attribute__((packed));
-
-typedef efi_status_t efi_query_variable_store_t(u32, long unsigned int, bool);
-
-struct efi_unaccepted_memory {
-	u32 version;
-	u32 unit_size;
-	u64 phys_base;
-	u64 size;
-	long unsigned int bitmap[0];
-};
-
-typedef struct {
-	u16 version;
-	u16 length;
-	u32 runtime_services_supported;
-} efi_rt_properties_table_t;
-
-struct efivar_operations {
-	efi_get_variable_t *get_variable;
-	efi_get_next_variable_t *get_next_variable;
-	efi_set_variable_t *set_variable;
-	efi_set_variable_t *set_variable_nonblocking;
-	efi_query_variable_store_t *query_variable_store;
-	efi_query_variable_info_t *query_variable_info;
-};
-
-struct efivars {
-	struct kset *kset;
-	const struct efivar_operations *ops;
-};
-
-struct linux_efi_random_seed {
-	u32 size;
-	u8 bits[0];
-};
-
-struct linux_efi_memreserve {
-	int size;
-	atomic_t count;
-	phys_addr_t next;
-	struct {
-		phys_addr_t base;
-		phys_addr_t size;
-	} entry[0];
-};
-
-struct linux_efi_initrd {
-	long unsigned int base;
-	long unsigned int size;
-};
-
-typedef struct {
-	u32 version;
-	u32 num_entries;
-	u32 desc_size;
-	u32 flags;
-	efi_memory_desc_t entry[0];
-} efi_memory_attributes_table_t;
-
-struct linux_efi_tpm_eventlog {
-	u32 size;
-	u32 final_events_preboot_size;
-	u8 version;
-	u8 log[0];
-};
-
-struct efi_tcg2_final_events_table {
-	u64 version;
-	u64 nr_events;
-	u8 events[0];
-};
-
-struct tpm_digest {
-	u16 alg_id;
-	u8 digest[64];
-};
-
-enum tpm_duration {
-	TPM_SHORT = 0,
-	TPM_MEDIUM = 1,
-	TPM_LONG = 2,
-	TPM_LONG_LONG = 3,
-	TPM_UNDEFINED = 4,
-	TPM_NUM_DURATIONS = 4,
-};
-
-enum tcpa_event_types {
-	PREBOOT = 0,
-	POST_CODE = 1,
-	UNUSED = 2,
-	NO_ACTION = 3,
-	SEPARATOR = 4,
-	ACTION = 5,
-	EVENT_TAG = 6,
-	SCRTM_CONTENTS = 7,
-	SCRTM_VERSION = 8,
-	CPU_MICROCODE = 9,
-	PLATFORM_CONFIG_FLAGS = 10,
-	TABLE_OF_DEVICES = 11,
-	COMPACT_HASH = 12,
-	IPL = 13,
-	IPL_PARTITION_DATA = 14,
-	NONHOST_CODE = 15,
-	NONHOST_CONFIG = 16,
-	NONHOST_INFO = 17,
-};
-
-struct tcg_efi_specid_event_algs {
-	u16 alg_id;
-	u16 digest_size;
-};
-
-struct tcg_efi_specid_event_head {
-	u8 signature[16];
-	u32 platform_class;
-	u8 spec_version_minor;
-	u8 spec_version_major;
-	u8 spec_errata;
-	u8 uintnsize;
-	u32 num_algs;
-	struct tcg_efi_specid_event_algs digest_sizes[0];
-};
-
-struct tcg_pcr_event {
-	u32 pcr_idx;
-	u32 event_type;
-	u8 digest[20];
-	u32 event_size;
-	u8 event[0];
-};
-
-struct tcg_event_field {
-	u32 event_size;
-	u8 event[0];
-};
-
-struct tcg_pcr_event2_head {
-	u32 pcr_idx;
-	u32 event_type;
-	u32 count;
-	struct tpm_digest digests[0];
-};
-
-struct efi_system_resource_entry_v1 {
-	efi_guid_t fw_class;
-	u32 fw_type;
-	u32 fw_version;
-	u32 lowest_supported_fw_version;
-	u32 capsule_flags;
-	u32 last_attempt_version;
-	u32 last_attempt_status;
-};
-
-struct efi_system_resource_table {
-	u32 fw_resource_count;
-	u32 fw_resource_count_max;
-	u64 fw_resource_version;
-	u8 entries[0];
-};
-
-struct esre_entry {
-	union {
-		struct efi_system_resource_entry_v1 *esre1;
-	} esre;
-	struct kobject kobj;
-	struct list_head list;
-};
-
-struct esre_attribute {
-	struct attribute attr;
-	ssize_t (*show)(struct esre_entry *, char *);
-	ssize_t (*store)(struct esre_entry *, const char *, size_t);
-};
-
-union efi_rts_args {
-	struct {
-		efi_time_t *time;
-		efi_time_cap_t *capabilities;
-	} GET_TIME;
-	struct {
-		efi_time_t *time;
-	} SET_TIME;
-	struct {
-		efi_bool_t *enabled;
-		efi_bool_t *pending;
-		efi_time_t *time;
-	} GET_WAKEUP_TIME;
-	struct {
-		efi_bool_t enable;
-		efi_time_t *time;
-	} SET_WAKEUP_TIME;
-	struct {
-		efi_char16_t *name;
-		efi_guid_t *vendor;
-		u32 *attr;
-		long unsigned int *data_size;
-		void *data;
-	} GET_VARIABLE;
-	struct {
-		long unsigned int *name_size;
-		efi_char16_t *name;
-		efi_guid_t *vendor;
-	} GET_NEXT_VARIABLE;
-	struct {
-		efi_char16_t *name;
-		efi_guid_t *vendor;
-		u32 attr;
-		long unsigned int data_size;
-		void *data;
-	} SET_VARIABLE;
-	struct {
-		u32 attr;
-		u64 *storage_space;
-		u64 *remaining_space;
-		u64 *max_variable_size;
-	} QUERY_VARIABLE_INFO;
-	struct {
-		u32 *high_count;
-	} GET_NEXT_HIGH_MONO_COUNT;
-	struct {
-		efi_capsule_header_t **capsules;
-		long unsigned int count;
-		long unsigned int sg_list;
-	} UPDATE_CAPSULE;
-	struct {
-		efi_capsule_header_t **capsules;
-		long unsigned int count;
-		u64 *max_size;
-		int *reset_type;
-	} QUERY_CAPSULE_CAPS;
-	struct {
-		efi_status_t (*acpi_prm_handler)(u64, void *);
-		u64 param_buffer_addr;
-		void *context;
-	} ACPI_PRM_HANDLER;
 };
 
 struct wmi_device_id {
@@ -97702,11 +75958,6 @@ struct eeepc_laptop {
 struct eeepc_cpufv {
 	int num;
 	int cur;
-};
-
-struct p2sb_res_cache {
-	u32 bus_dev_id;
-	struct resource res;
 };
 
 struct acpi_table_pcct {
@@ -98064,6 +76315,32 @@ struct scm_timestamping_internal {
 	struct timespec64 ts[3];
 };
 
+enum skb_tstamp_type {
+	SKB_CLOCK_REALTIME = 0,
+	SKB_CLOCK_MONOTONIC = 1,
+	SKB_CLOCK_TAI = 2,
+	__SKB_CLOCK_MAX = 2,
+};
+
+enum sock_shutdown_cmd {
+	SHUT_RD = 0,
+	SHUT_WR = 1,
+	SHUT_RDWR = 2,
+};
+
+struct net_proto_family {
+	int family;
+	int (*create)(struct net *, struct socket *, int, int);
+	struct module *owner;
+};
+
+enum {
+	SOCK_WAKE_IO = 0,
+	SOCK_WAKE_WAITD = 1,
+	SOCK_WAKE_SPACE = 2,
+	SOCK_WAKE_URG = 3,
+};
+
 struct ifconf {
 	int ifc_len;
 	union {
@@ -98071,6 +76348,8 @@ struct ifconf {
 		struct ifreq *ifcu_req;
 	} ifc_ifcu;
 };
+
+typedef u32 compat_caddr_t;
 
 struct compat_ifmap {
 	compat_ulong_t mem_start;
@@ -98108,51 +76387,9 @@ struct compat_ifreq {
 	} ifr_ifru;
 };
 
-enum skb_tstamp_type {
-	SKB_CLOCK_REALTIME = 0,
-	SKB_CLOCK_MONOTONIC = 1,
-	SKB_CLOCK_TAI = 2,
-	__SKB_CLOCK_MAX = 2,
-};
-
-enum sock_shutdown_cmd {
-	SHUT_RD = 0,
-	SHUT_WR = 1,
-	SHUT_RDWR = 2,
-};
-
-struct net_proto_family {
-	int family;
-	int (*create)(struct net *, struct socket *, int, int);
-	struct module *owner;
-};
-
-enum {
-	SOCK_WAKE_IO = 0,
-	SOCK_WAKE_WAITD = 1,
-	SOCK_WAKE_SPACE = 2,
-	SOCK_WAKE_URG = 3,
-};
-
 struct compat_mmsghdr {
 	struct compat_msghdr msg_hdr;
 	compat_uint_t msg_len;
-};
-
-enum {
-	TCPF_ESTABLISHED = 2,
-	TCPF_SYN_SENT = 4,
-	TCPF_SYN_RECV = 8,
-	TCPF_FIN_WAIT1 = 16,
-	TCPF_FIN_WAIT2 = 32,
-	TCPF_TIME_WAIT = 64,
-	TCPF_CLOSE = 128,
-	TCPF_CLOSE_WAIT = 256,
-	TCPF_LAST_ACK = 512,
-	TCPF_LISTEN = 1024,
-	TCPF_CLOSING = 2048,
-	TCPF_NEW_SYN_RECV = 4096,
-	TCPF_BOUND_INACTIVE = 8192,
 };
 
 enum {
@@ -98226,7 +76463,6 @@ struct sock_extended_err {
 struct sock_exterr_skb {
 	union {
 		struct inet_skb_parm h4;
-		struct inet6_skb_parm h6;
 	} header;
 	struct sock_extended_err ee;
 	u16 addr_offset;
@@ -98316,6 +76552,22 @@ struct sd_flow_limit {
 	unsigned int history_head;
 	u16 history[128];
 	u8 buckets[0];
+};
+
+enum {
+	TCPF_ESTABLISHED = 2,
+	TCPF_SYN_SENT = 4,
+	TCPF_SYN_RECV = 8,
+	TCPF_FIN_WAIT1 = 16,
+	TCPF_FIN_WAIT2 = 32,
+	TCPF_TIME_WAIT = 64,
+	TCPF_CLOSE = 128,
+	TCPF_CLOSE_WAIT = 256,
+	TCPF_LAST_ACK = 512,
+	TCPF_LISTEN = 1024,
+	TCPF_CLOSING = 2048,
+	TCPF_NEW_SYN_RECV = 4096,
+	TCPF_BOUND_INACTIVE = 8192,
 };
 
 struct so_timestamping {
@@ -98496,7 +76748,6 @@ struct inet_bind_bucket {
 	signed char fastreuse;
 	signed char fastreuseport;
 	kuid_t fastuid;
-	struct in6_addr fast_v6_rcv_saddr;
 	__be32 fast_rcv_saddr;
 	short unsigned int fast_sk_family;
 	bool fast_ipv6_only;
@@ -98508,8 +76759,7 @@ struct inet_bind2_bucket {
 	possible_net_t ib_net;
 	int l3mdev;
 	short unsigned int port;
-	short unsigned int addr_type;
-	struct in6_addr v6_rcv_saddr;
+	__be32 rcv_saddr;
 	struct hlist_node node;
 	struct hlist_node bhash_node;
 	struct hlist_head owners;
@@ -98780,7 +77030,6 @@ struct tcp_fastopen_request {
 
 union tcp_ao_addr {
 	struct in_addr a4;
-	struct in6_addr a6;
 };
 
 struct tcp_md5sig_key {
@@ -98863,10 +77112,6 @@ struct inet_request_sock {
 	u32 ir_mark;
 	union {
 		struct ip_options_rcu *ireq_opt;
-		struct {
-			struct ipv6_txoptions *ipv6_opt;
-			struct sk_buff *pktopts;
-		};
 	};
 };
 
@@ -98976,25 +77221,50 @@ struct skb_checksum_ops {
 	__wsum (*combine)(__wsum, __wsum, int, int);
 };
 
+struct ip_auth_hdr {
+	__u8 nexthdr;
+	__u8 hdrlen;
+	__be16 reserved;
+	__be32 spi;
+	__be32 seq_no;
+	__u8 auth_data[0];
+};
+
+struct ipv6_opt_hdr {
+	__u8 nexthdr;
+	__u8 hdrlen;
+};
+
+struct ipv6hdr {
+	__u8 priority: 4;
+	__u8 version: 4;
+	__u8 flow_lbl[3];
+	__be16 payload_len;
+	__u8 nexthdr;
+	__u8 hop_limit;
+	union {
+		struct {
+			struct in6_addr saddr;
+			struct in6_addr daddr;
+		};
+		struct {
+			struct in6_addr saddr;
+			struct in6_addr daddr;
+		} addrs;
+	};
+};
+
+struct frag_hdr {
+	__u8 nexthdr;
+	__u8 reserved;
+	__be16 frag_off;
+	__be32 identification;
+};
+
 enum {
-	TCA_UNSPEC = 0,
-	TCA_KIND = 1,
-	TCA_OPTIONS = 2,
-	TCA_STATS = 3,
-	TCA_XSTATS = 4,
-	TCA_RATE = 5,
-	TCA_FCNT = 6,
-	TCA_STATS2 = 7,
-	TCA_STAB = 8,
-	TCA_PAD = 9,
-	TCA_DUMP_INVISIBLE = 10,
-	TCA_CHAIN = 11,
-	TCA_HW_OFFLOAD = 12,
-	TCA_INGRESS_BLOCK = 13,
-	TCA_EGRESS_BLOCK = 14,
-	TCA_DUMP_FLAGS = 15,
-	TCA_EXT_WARN_MSG = 16,
-	__TCA_MAX = 17,
+	SCM_TSTAMP_SND = 0,
+	SCM_TSTAMP_SCHED = 1,
+	SCM_TSTAMP_ACK = 2,
 };
 
 struct vlan_hdr {
@@ -99018,35 +77288,6 @@ struct vlan_ethhdr {
 	__be16 h_vlan_encapsulated_proto;
 };
 
-struct qdisc_walker {
-	int stop;
-	int skip;
-	int count;
-	int (*fn)(struct Qdisc *, long unsigned int, struct qdisc_walker *);
-};
-
-struct ip_auth_hdr {
-	__u8 nexthdr;
-	__u8 hdrlen;
-	__be16 reserved;
-	__be32 spi;
-	__be32 seq_no;
-	__u8 auth_data[0];
-};
-
-struct frag_hdr {
-	__u8 nexthdr;
-	__u8 reserved;
-	__be16 frag_off;
-	__be32 identification;
-};
-
-enum {
-	SCM_TSTAMP_SND = 0,
-	SCM_TSTAMP_SCHED = 1,
-	SCM_TSTAMP_ACK = 2,
-};
-
 struct skb_gso_cb {
 	union {
 		int mac_offset;
@@ -99062,26 +77303,6 @@ struct udp_hslot {
 	struct hlist_head head;
 	int count;
 	spinlock_t lock;
-};
-
-struct xfrm_offload {
-	struct {
-		__u32 low;
-		__u32 hi;
-	} seq;
-	__u32 flags;
-	__u32 status;
-	__u32 orig_mac_len;
-	__u8 proto;
-	__u8 inner_ipproto;
-};
-
-struct sec_path {
-	int len;
-	int olen;
-	int verified_cnt;
-	struct xfrm_state *xvec[6];
-	struct xfrm_offload ovec[1];
 };
 
 struct mpls_shim_hdr {
@@ -99236,6 +77457,19 @@ struct net_rate_estimator {
 	long unsigned int next_jiffies;
 	struct timer_list timer;
 	struct callback_head rcu;
+};
+
+struct net_generic {
+	union {
+		struct {
+			unsigned int len;
+			struct callback_head rcu;
+		} s;
+		struct {
+			struct {} __empty_ptr;
+			void *ptr[0];
+		};
+	};
 };
 
 enum {
@@ -99405,39 +77639,6 @@ union tcp_seq_and_ts_off {
 		u32 ts_off;
 	};
 	u64 hash64;
-};
-
-enum tca_id {
-	TCA_ID_UNSPEC = 0,
-	TCA_ID_POLICE = 1,
-	TCA_ID_GACT = 5,
-	TCA_ID_IPT = 6,
-	TCA_ID_PEDIT = 7,
-	TCA_ID_MIRRED = 8,
-	TCA_ID_NAT = 9,
-	TCA_ID_XT = 10,
-	TCA_ID_SKBEDIT = 11,
-	TCA_ID_VLAN = 12,
-	TCA_ID_BPF = 13,
-	TCA_ID_CONNMARK = 14,
-	TCA_ID_SKBMOD = 15,
-	TCA_ID_CSUM = 16,
-	TCA_ID_TUNNEL_KEY = 17,
-	TCA_ID_SIMP = 22,
-	TCA_ID_IFE = 25,
-	TCA_ID_SAMPLE = 26,
-	TCA_ID_CTINFO = 27,
-	TCA_ID_MPLS = 28,
-	TCA_ID_CT = 29,
-	TCA_ID_GATE = 30,
-	__TCA_ID_MAX = 255,
-};
-
-struct tcf_t {
-	__u64 install;
-	__u64 lastuse;
-	__u64 expires;
-	__u64 firstuse;
 };
 
 enum flow_dissector_ctrl_flags {
@@ -99753,6 +77954,27 @@ struct devlink_port {
 	u32 rel_index;
 };
 
+enum {
+	TCA_UNSPEC = 0,
+	TCA_KIND = 1,
+	TCA_OPTIONS = 2,
+	TCA_STATS = 3,
+	TCA_XSTATS = 4,
+	TCA_RATE = 5,
+	TCA_FCNT = 6,
+	TCA_STATS2 = 7,
+	TCA_STAB = 8,
+	TCA_PAD = 9,
+	TCA_DUMP_INVISIBLE = 10,
+	TCA_CHAIN = 11,
+	TCA_HW_OFFLOAD = 12,
+	TCA_INGRESS_BLOCK = 13,
+	TCA_EGRESS_BLOCK = 14,
+	TCA_DUMP_FLAGS = 15,
+	TCA_EXT_WARN_MSG = 16,
+	__TCA_MAX = 17,
+};
+
 union tcp_word_hdr {
 	struct tcphdr hdr;
 	__be32 words[5];
@@ -99787,19 +78009,18 @@ struct ip_tunnel_encap {
 	__be16 dport;
 };
 
-struct dst_cache_pcpu;
-
-struct dst_cache {
-	struct dst_cache_pcpu *cache;
-	long unsigned int reset_ts;
-};
-
 struct ip_tunnel_info {
 	struct ip_tunnel_key key;
 	struct ip_tunnel_encap encap;
-	struct dst_cache dst_cache;
 	u8 options_len;
 	u8 mode;
+};
+
+struct qdisc_walker {
+	int stop;
+	int skip;
+	int count;
+	int (*fn)(struct Qdisc *, long unsigned int, struct qdisc_walker *);
 };
 
 struct tcf_walker {
@@ -99811,17 +78032,7 @@ struct tcf_walker {
 	int (*fn)(struct tcf_proto *, void *, struct tcf_walker *);
 };
 
-struct tc_action;
-
-struct tcf_exts_miss_cookie_node;
-
 struct tcf_exts {
-	__u32 type;
-	int nr_actions;
-	struct tc_action **actions;
-	struct net *net;
-	netns_tracker ns_tracker;
-	struct tcf_exts_miss_cookie_node *miss_cookie_node;
 	int action;
 	int police;
 };
@@ -99881,64 +78092,6 @@ struct devlink_port_ops {
 	int (*port_fn_max_io_eqs_set)(struct devlink_port *, u32, struct netlink_ext_ack *);
 };
 
-struct fib_info;
-
-struct fib_nh {
-	struct fib_nh_common nh_common;
-	struct hlist_node nh_hash;
-	struct fib_info *nh_parent;
-	__be32 nh_saddr;
-	int nh_saddr_genid;
-};
-
-struct fib_info {
-	struct hlist_node fib_hash;
-	struct hlist_node fib_lhash;
-	struct list_head nh_list;
-	struct net *fib_net;
-	refcount_t fib_treeref;
-	refcount_t fib_clntref;
-	unsigned int fib_flags;
-	unsigned char fib_dead;
-	unsigned char fib_protocol;
-	unsigned char fib_scope;
-	unsigned char fib_type;
-	__be32 fib_prefsrc;
-	u32 fib_tb_id;
-	u32 fib_priority;
-	struct dst_metrics *fib_metrics;
-	int fib_nhs;
-	bool fib_nh_is_v6;
-	bool nh_updated;
-	bool pfsrc_removed;
-	struct nexthop *nh;
-	struct callback_head rcu;
-	struct fib_nh fib_nh[0];
-};
-
-struct nh_info;
-
-struct nh_group;
-
-struct nexthop {
-	struct rb_node rb_node;
-	struct list_head fi_list;
-	struct list_head f6i_list;
-	struct list_head fdb_list;
-	struct list_head grp_list;
-	struct net *net;
-	u32 id;
-	u8 protocol;
-	u8 nh_flags;
-	bool is_group;
-	refcount_t refcnt;
-	struct callback_head rcu;
-	union {
-		struct nh_info *nh_info;
-		struct nh_group *nh_grp;
-	};
-};
-
 enum {
 	IP_TUNNEL_CSUM_BIT = 0,
 	IP_TUNNEL_ROUTING_BIT = 1,
@@ -99983,80 +78136,6 @@ struct arphdr {
 	unsigned char ar_hln;
 	unsigned char ar_pln;
 	__be16 ar_op;
-};
-
-struct nh_info {
-	struct hlist_node dev_hash;
-	struct nexthop *nh_parent;
-	u8 family;
-	bool reject_nh;
-	bool fdb_nh;
-	union {
-		struct fib_nh_common fib_nhc;
-		struct fib_nh fib_nh;
-		struct fib6_nh fib6_nh;
-	};
-};
-
-struct nh_grp_entry;
-
-struct nh_res_bucket {
-	struct nh_grp_entry *nh_entry;
-	atomic_long_t used_time;
-	long unsigned int migrated_time;
-	bool occupied;
-	u8 nh_flags;
-};
-
-struct nh_grp_entry_stats;
-
-struct nh_grp_entry {
-	struct nexthop *nh;
-	struct nh_grp_entry_stats *stats;
-	u16 weight;
-	union {
-		struct {
-			atomic_t upper_bound;
-		} hthr;
-		struct {
-			struct list_head uw_nh_entry;
-			u16 count_buckets;
-			u16 wants_buckets;
-		} res;
-	};
-	struct list_head nh_list;
-	struct nexthop *nh_parent;
-	u64 packets_hw;
-};
-
-struct nh_res_table {
-	struct net *net;
-	u32 nhg_id;
-	struct delayed_work upkeep_dw;
-	struct list_head uw_nh_entries;
-	long unsigned int unbalanced_since;
-	u32 idle_timer;
-	u32 unbalanced_timer;
-	u16 num_nh_buckets;
-	struct nh_res_bucket nh_buckets[0];
-};
-
-struct nh_grp_entry_stats {
-	u64_stats_t packets;
-	struct u64_stats_sync syncp;
-};
-
-struct nh_group {
-	struct nh_group *spare;
-	u16 num_nh;
-	bool is_multipath;
-	bool hash_threshold;
-	bool resilient;
-	bool fdb_nh;
-	bool has_v4;
-	bool hw_stats;
-	struct nh_res_table *res_table;
-	struct nh_grp_entry nh_entries[0];
 };
 
 typedef u64 sci_t;
@@ -100213,74 +78292,6 @@ struct ptp_header {
 	u8 log_message_interval;
 } __attribute__((packed));
 
-struct tcf_idrinfo {
-	struct mutex lock;
-	struct idr action_idr;
-	struct net *net;
-};
-
-struct tc_action_ops;
-
-struct tc_cookie;
-
-struct tc_action {
-	const struct tc_action_ops *ops;
-	__u32 type;
-	struct tcf_idrinfo *idrinfo;
-	u32 tcfa_index;
-	refcount_t tcfa_refcnt;
-	atomic_t tcfa_bindcnt;
-	int tcfa_action;
-	struct tcf_t tcfa_tm;
-	long: 64;
-	struct gnet_stats_basic_sync tcfa_bstats;
-	struct gnet_stats_basic_sync tcfa_bstats_hw;
-	struct gnet_stats_queue tcfa_qstats;
-	struct net_rate_estimator *tcfa_rate_est;
-	spinlock_t tcfa_lock;
-	struct gnet_stats_basic_sync *cpu_bstats;
-	struct gnet_stats_basic_sync *cpu_bstats_hw;
-	struct gnet_stats_queue *cpu_qstats;
-	struct tc_cookie *user_cookie;
-	struct tcf_chain *goto_chain;
-	u32 tcfa_flags;
-	struct callback_head tcfa_rcu;
-	u8 hw_stats;
-	u8 used_hw_stats;
-	bool used_hw_stats_valid;
-	u32 in_hw_count;
-};
-
-typedef void (*tc_action_priv_destructor)(void *);
-
-struct psample_group;
-
-struct tc_action_ops {
-	struct list_head head;
-	char kind[16];
-	enum tca_id id;
-	unsigned int net_id;
-	size_t size;
-	struct module *owner;
-	int (*act)(struct sk_buff *, const struct tc_action *, struct tcf_result *);
-	int (*dump)(struct sk_buff *, struct tc_action *, int, int);
-	void (*cleanup)(struct tc_action *);
-	int (*lookup)(struct net *, struct tc_action **, u32);
-	int (*init)(struct net *, struct nlattr *, struct nlattr *, struct tc_action **, struct tcf_proto *, u32, struct netlink_ext_ack *);
-	int (*walk)(struct net *, struct sk_buff *, struct netlink_callback *, int, const struct tc_action_ops *, struct netlink_ext_ack *);
-	void (*stats_update)(struct tc_action *, u64, u64, u64, u64, bool);
-	size_t (*get_fill_size)(const struct tc_action *);
-	struct net_device * (*get_dev)(const struct tc_action *, tc_action_priv_destructor *);
-	struct psample_group * (*get_psample_group)(const struct tc_action *, tc_action_priv_destructor *);
-	int (*offload_act_setup)(struct tc_action *, void *, u32 *, bool, struct netlink_ext_ack *);
-};
-
-struct tc_cookie {
-	u8 *data;
-	u32 len;
-	struct callback_head rcu;
-};
-
 enum batadv_packettype {
 	BATADV_IV_OGM = 0,
 	BATADV_BCAST = 1,
@@ -100324,6 +78335,19 @@ struct rps_sock_flow_table {
 	u32 ents[0];
 };
 
+struct ipv4_devconf {
+	void *sysctl;
+	int data[33];
+	long unsigned int state[1];
+};
+
+enum tcx_action_base {
+	TCX_NEXT = -1,
+	TCX_PASS = 0,
+	TCX_DROP = 2,
+	TCX_REDIRECT = 7,
+};
+
 enum {
 	IF_OPER_UNKNOWN = 0,
 	IF_OPER_NOTPRESENT = 1,
@@ -100332,13 +78356,6 @@ enum {
 	IF_OPER_TESTING = 4,
 	IF_OPER_DORMANT = 5,
 	IF_OPER_UP = 6,
-};
-
-enum tcx_action_base {
-	TCX_NEXT = -1,
-	TCX_PASS = 0,
-	TCX_DROP = 2,
-	TCX_REDIRECT = 7,
 };
 
 struct ifbond {
@@ -100387,6 +78404,41 @@ enum netdev_reg_state {
 	NETREG_UNREGISTERED = 3,
 	NETREG_RELEASED = 4,
 	NETREG_DUMMY = 5,
+};
+
+struct in_ifaddr;
+
+struct ip_mc_list;
+
+struct in_device {
+	struct net_device *dev;
+	netdevice_tracker dev_tracker;
+	refcount_t refcnt;
+	int dead;
+	struct in_ifaddr *ifa_list;
+	struct ip_mc_list *mc_list;
+	struct ip_mc_list **mc_hash;
+	int mc_count;
+	spinlock_t mc_tomb_lock;
+	struct ip_mc_list *mc_tomb;
+	long unsigned int mr_v1_seen;
+	long unsigned int mr_v2_seen;
+	long unsigned int mr_qi;
+	long unsigned int mr_qri;
+	unsigned char mr_qrv;
+	unsigned char mr_gq_running;
+	u32 mr_maxdelay;
+	u32 mr_ifc_count;
+	struct timer_list mr_gq_timer;
+	struct timer_list mr_ifc_timer;
+	struct neigh_parms *arp_parms;
+	struct ipv4_devconf cnf;
+	struct callback_head callback_head;
+};
+
+struct phy_link_topology {
+	struct xarray phys;
+	u32 next_phy_index;
 };
 
 struct packet_type {
@@ -100501,12 +78553,70 @@ struct bpf_skb_data_end {
 	void *data_end;
 };
 
+enum {
+	IPV4_DEVCONF_FORWARDING = 1,
+	IPV4_DEVCONF_MC_FORWARDING = 2,
+	IPV4_DEVCONF_PROXY_ARP = 3,
+	IPV4_DEVCONF_ACCEPT_REDIRECTS = 4,
+	IPV4_DEVCONF_SECURE_REDIRECTS = 5,
+	IPV4_DEVCONF_SEND_REDIRECTS = 6,
+	IPV4_DEVCONF_SHARED_MEDIA = 7,
+	IPV4_DEVCONF_RP_FILTER = 8,
+	IPV4_DEVCONF_ACCEPT_SOURCE_ROUTE = 9,
+	IPV4_DEVCONF_BOOTP_RELAY = 10,
+	IPV4_DEVCONF_LOG_MARTIANS = 11,
+	IPV4_DEVCONF_TAG = 12,
+	IPV4_DEVCONF_ARPFILTER = 13,
+	IPV4_DEVCONF_MEDIUM_ID = 14,
+	IPV4_DEVCONF_NOXFRM = 15,
+	IPV4_DEVCONF_NOPOLICY = 16,
+	IPV4_DEVCONF_FORCE_IGMP_VERSION = 17,
+	IPV4_DEVCONF_ARP_ANNOUNCE = 18,
+	IPV4_DEVCONF_ARP_IGNORE = 19,
+	IPV4_DEVCONF_PROMOTE_SECONDARIES = 20,
+	IPV4_DEVCONF_ARP_ACCEPT = 21,
+	IPV4_DEVCONF_ARP_NOTIFY = 22,
+	IPV4_DEVCONF_ACCEPT_LOCAL = 23,
+	IPV4_DEVCONF_SRC_VMARK = 24,
+	IPV4_DEVCONF_PROXY_ARP_PVLAN = 25,
+	IPV4_DEVCONF_ROUTE_LOCALNET = 26,
+	IPV4_DEVCONF_IGMPV2_UNSOLICITED_REPORT_INTERVAL = 27,
+	IPV4_DEVCONF_IGMPV3_UNSOLICITED_REPORT_INTERVAL = 28,
+	IPV4_DEVCONF_IGNORE_ROUTES_WITH_LINKDOWN = 29,
+	IPV4_DEVCONF_DROP_UNICAST_IN_L2_MULTICAST = 30,
+	IPV4_DEVCONF_DROP_GRATUITOUS_ARP = 31,
+	IPV4_DEVCONF_BC_FORWARDING = 32,
+	IPV4_DEVCONF_ARP_EVICT_NOCARRIER = 33,
+	__IPV4_DEVCONF_MAX = 34,
+};
+
 struct hop_jumbo_hdr {
 	u8 nexthdr;
 	u8 hdrlen;
 	u8 tlv_type;
 	u8 tlv_len;
 	__be32 jumbo_payload_len;
+};
+
+struct in_ifaddr {
+	struct hlist_node hash;
+	struct in_ifaddr *ifa_next;
+	struct in_device *ifa_dev;
+	struct callback_head callback_head;
+	__be32 ifa_local;
+	__be32 ifa_address;
+	__be32 ifa_mask;
+	__u32 ifa_rt_priority;
+	__be32 ifa_broadcast;
+	unsigned char ifa_scope;
+	unsigned char ifa_prefixlen;
+	unsigned char ifa_proto;
+	__u32 ifa_flags;
+	char ifa_label[16];
+	__u32 ifa_valid_lft;
+	__u32 ifa_preferred_lft;
+	long unsigned int ifa_cstamp;
+	long unsigned int ifa_tstamp;
 };
 
 struct udp_tunnel_info {
@@ -100598,26 +78708,6 @@ struct netdev_adjacent {
 	void *private;
 	struct list_head list;
 	struct callback_head rcu;
-};
-
-struct xfrm_dst {
-	union {
-		struct dst_entry dst;
-		struct rtable rt;
-		struct rt6_info rt6;
-	} u;
-	struct dst_entry *route;
-	struct dst_entry *child;
-	struct dst_entry *path;
-	struct xfrm_policy *pols[2];
-	int num_pols;
-	int num_xfrms;
-	u32 xfrm_genid;
-	u32 policy_genid;
-	u32 route_mtu_cached;
-	u32 child_mtu_cached;
-	u32 route_cookie;
-	u32 path_cookie;
 };
 
 enum {
@@ -101306,6 +79396,21 @@ struct rtnl_mdb_dump_ctx {
 	long int idx;
 };
 
+struct sockaddr_in6 {
+	short unsigned int sin6_family;
+	__be16 sin6_port;
+	__be32 sin6_flowinfo;
+	struct in6_addr sin6_addr;
+	__u32 sin6_scope_id;
+};
+
+struct sockaddr_in {
+	__kernel_sa_family_t sin_family;
+	__be16 sin_port;
+	struct in_addr sin_addr;
+	unsigned char __pad[8];
+};
+
 enum {
 	IF_LINK_MODE_DEFAULT = 0,
 	IF_LINK_MODE_DORMANT = 1,
@@ -101410,17 +79515,6 @@ struct bpf_tunnel_key {
 	union {
 		__u32 local_ipv4;
 		__u32 local_ipv6[4];
-	};
-};
-
-struct bpf_xfrm_state {
-	__u32 reqid;
-	__u32 spi;
-	__u16 family;
-	__u16 ext;
-	union {
-		__u32 remote_ipv4;
-		__u32 remote_ipv6[4];
 	};
 };
 
@@ -101615,11 +79709,6 @@ enum bpf_check_mtu_ret {
 	BPF_MTU_CHK_RET_SEGS_TOOBIG = 2,
 };
 
-struct seg6_pernet_data {
-	struct mutex lock;
-	struct in6_addr *tun_src;
-};
-
 enum rt_scope_t {
 	RT_SCOPE_UNIVERSE = 0,
 	RT_SCOPE_SITE = 200,
@@ -101645,12 +79734,29 @@ struct nl_info {
 	u8 skip_notify_kernel: 1;
 };
 
+struct compat_sock_fprog {
+	u16 len;
+	compat_uptr_t filter;
+};
+
 struct bpf_sock_addr_kern {
 	struct sock *sk;
 	struct sockaddr *uaddr;
 	u64 tmp_reg;
 	void *t_ctx;
 	u32 uaddrlen;
+};
+
+struct in6_pktinfo {
+	struct in6_addr ipi6_addr;
+	int ipi6_ifindex;
+};
+
+struct ipv6_rt_hdr {
+	__u8 nexthdr;
+	__u8 hdrlen;
+	__u8 type;
+	__u8 segments_left;
 };
 
 struct inet_timewait_sock {
@@ -101682,6 +79788,92 @@ struct tcp_timewait_sock {
 	struct tcp_md5sig_key *tw_md5_key;
 };
 
+struct ipv6_txoptions;
+
+struct inet6_cork {
+	struct ipv6_txoptions *opt;
+	u8 hop_limit;
+	u8 tclass;
+	u8 dontfrag: 1;
+};
+
+struct ipv6_txoptions {
+	refcount_t refcnt;
+	int tot_len;
+	__u16 opt_flen;
+	__u16 opt_nflen;
+	struct ipv6_opt_hdr *hopopt;
+	struct ipv6_opt_hdr *dst0opt;
+	struct ipv6_rt_hdr *srcrt;
+	struct ipv6_opt_hdr *dst1opt;
+	struct callback_head rcu;
+};
+
+struct ipv6_mc_socklist;
+
+struct ipv6_ac_socklist;
+
+struct ipv6_pinfo {
+	struct in6_addr saddr;
+	__be32 flow_label;
+	u32 dst_cookie;
+	struct ipv6_txoptions *opt;
+	s16 hop_limit;
+	u8 pmtudisc;
+	u8 tclass;
+	const struct in6_addr *daddr_cache;
+	u8 mcast_hops;
+	u32 frag_size;
+	int ucast_oif;
+	int mcast_oif;
+	union {
+		struct {
+			u16 srcrt: 1;
+			u16 osrcrt: 1;
+			u16 rxinfo: 1;
+			u16 rxoinfo: 1;
+			u16 rxhlim: 1;
+			u16 rxohlim: 1;
+			u16 hopopts: 1;
+			u16 ohopopts: 1;
+			u16 dstopts: 1;
+			u16 odstopts: 1;
+			u16 rxflow: 1;
+			u16 rxtclass: 1;
+			u16 rxpmtu: 1;
+			u16 rxorigdstaddr: 1;
+			u16 recvfragsize: 1;
+		} bits;
+		u16 all;
+	} rxopt;
+	u8 srcprefs;
+	u8 min_hopcount;
+	__be32 rcv_flowinfo;
+	struct in6_pktinfo sticky_pktinfo;
+	struct sk_buff *pktoptions;
+	struct sk_buff *rxpmtu;
+	struct inet6_cork cork;
+	struct ipv6_mc_socklist *ipv6_mc_list;
+	struct ipv6_ac_socklist *ipv6_ac_list;
+};
+
+struct ip6_sf_socklist;
+
+struct ipv6_mc_socklist {
+	struct in6_addr addr;
+	int ifindex;
+	unsigned int sfmode;
+	struct ipv6_mc_socklist *next;
+	struct ip6_sf_socklist *sflist;
+	struct callback_head rcu;
+};
+
+struct ipv6_ac_socklist {
+	struct in6_addr acl_addr;
+	int acl_ifindex;
+	struct ipv6_ac_socklist *acl_next;
+};
+
 struct udp6_sock {
 	struct udp_sock udp;
 	struct ipv6_pinfo inet6;
@@ -101704,7 +79896,72 @@ struct tcp6_sock {
 	long: 64;
 };
 
+struct ip6_sf_socklist {
+	unsigned int sl_max;
+	unsigned int sl_count;
+	struct callback_head rcu;
+	struct in6_addr sl_addr[0];
+};
+
 typedef u8 dscp_t;
+
+struct fib_info;
+
+struct fib_nh {
+	struct fib_nh_common nh_common;
+	struct hlist_node nh_hash;
+	struct fib_info *nh_parent;
+	__be32 nh_saddr;
+	int nh_saddr_genid;
+};
+
+struct fib_info {
+	struct hlist_node fib_hash;
+	struct hlist_node fib_lhash;
+	struct list_head nh_list;
+	struct net *fib_net;
+	refcount_t fib_treeref;
+	refcount_t fib_clntref;
+	unsigned int fib_flags;
+	unsigned char fib_dead;
+	unsigned char fib_protocol;
+	unsigned char fib_scope;
+	unsigned char fib_type;
+	__be32 fib_prefsrc;
+	u32 fib_tb_id;
+	u32 fib_priority;
+	struct dst_metrics *fib_metrics;
+	int fib_nhs;
+	bool fib_nh_is_v6;
+	bool nh_updated;
+	bool pfsrc_removed;
+	struct nexthop *nh;
+	struct callback_head rcu;
+	struct fib_nh fib_nh[0];
+};
+
+struct nh_info;
+
+struct nh_group;
+
+struct nexthop {
+	struct rb_node rb_node;
+	struct list_head fi_list;
+	struct list_head f6i_list;
+	struct list_head fdb_list;
+	struct list_head grp_list;
+	struct net *net;
+	u32 id;
+	u8 protocol;
+	u8 nh_flags;
+	bool is_group;
+	refcount_t refcnt;
+	struct callback_head rcu;
+	union {
+		struct nh_info *nh_info;
+		struct nh_group *nh_grp;
+	};
+};
 
 struct fib_result {
 	__be32 prefix;
@@ -101742,10 +79999,6 @@ struct ipv6_stub {
 	void (*fib6_rt_update)(struct net *, struct fib6_info *, struct nl_info *);
 	void (*udpv6_encap_enable)(void);
 	void (*ndisc_send_na)(struct net_device *, const struct in6_addr *, const struct in6_addr *, bool, bool, bool, bool);
-	void (*xfrm6_local_rxpmtu)(struct sk_buff *, u32);
-	int (*xfrm6_udp_encap_rcv)(struct sock *, struct sk_buff *);
-	struct sk_buff * (*xfrm6_gro_udp_encap_rcv)(struct sock *, struct list_head *, struct sk_buff *);
-	int (*xfrm6_rcv_encap)(struct sk_buff *, int, __be32, int);
 	struct neigh_table *nd_tbl;
 	int (*ipv6_fragment)(struct net *, struct sock *, struct sk_buff *, int (*)(struct net *, struct sock *, struct sk_buff *));
 	struct net_device * (*ipv6_dev_find)(struct net *, const struct in6_addr *, struct net_device *);
@@ -101849,7 +80102,6 @@ struct tcp_skb_cb {
 		} tx;
 		union {
 			struct inet_skb_parm h4;
-			struct inet6_skb_parm h6;
 		} header;
 	};
 };
@@ -101878,6 +80130,12 @@ struct sk_skb_cb {
 
 struct xdp_sock {
 	struct sock sk;
+	long: 64;
+	long: 64;
+	long: 64;
+	long: 64;
+	long: 64;
+	long: 64;
 	struct xsk_queue *rx;
 	struct net_device *dev;
 	struct xdp_umem *umem;
@@ -101911,6 +80169,80 @@ struct xdp_sock {
 	long: 64;
 	long: 64;
 	long: 64;
+};
+
+struct nh_info {
+	struct hlist_node dev_hash;
+	struct nexthop *nh_parent;
+	u8 family;
+	bool reject_nh;
+	bool fdb_nh;
+	union {
+		struct fib_nh_common fib_nhc;
+		struct fib_nh fib_nh;
+		struct fib6_nh fib6_nh;
+	};
+};
+
+struct nh_grp_entry;
+
+struct nh_res_bucket {
+	struct nh_grp_entry *nh_entry;
+	atomic_long_t used_time;
+	long unsigned int migrated_time;
+	bool occupied;
+	u8 nh_flags;
+};
+
+struct nh_grp_entry_stats;
+
+struct nh_grp_entry {
+	struct nexthop *nh;
+	struct nh_grp_entry_stats *stats;
+	u16 weight;
+	union {
+		struct {
+			atomic_t upper_bound;
+		} hthr;
+		struct {
+			struct list_head uw_nh_entry;
+			u16 count_buckets;
+			u16 wants_buckets;
+		} res;
+	};
+	struct list_head nh_list;
+	struct nexthop *nh_parent;
+	u64 packets_hw;
+};
+
+struct nh_res_table {
+	struct net *net;
+	u32 nhg_id;
+	struct delayed_work upkeep_dw;
+	struct list_head uw_nh_entries;
+	long unsigned int unbalanced_since;
+	u32 idle_timer;
+	u32 unbalanced_timer;
+	u16 num_nh_buckets;
+	struct nh_res_bucket nh_buckets[0];
+};
+
+struct nh_grp_entry_stats {
+	u64_stats_t packets;
+	struct u64_stats_sync syncp;
+};
+
+struct nh_group {
+	struct nh_group *spare;
+	u16 num_nh;
+	bool is_multipath;
+	bool hash_threshold;
+	bool resilient;
+	bool fdb_nh;
+	bool has_v4;
+	bool hw_stats;
+	struct nh_res_table *res_table;
+	struct nh_grp_entry nh_entries[0];
 };
 
 struct tls_crypto_info {
@@ -102235,8 +80567,6 @@ typedef u64 (*btf_bpf_sock_ops_cb_flags_set)(struct bpf_sock_ops_kern *, int);
 
 typedef u64 (*btf_bpf_bind)(struct bpf_sock_addr_kern *, struct sockaddr *, int);
 
-typedef u64 (*btf_bpf_skb_get_xfrm_state)(struct sk_buff *, u32, struct bpf_xfrm_state *, u32, u64);
-
 typedef u64 (*btf_bpf_xdp_fib_lookup)(struct xdp_buff *, struct bpf_fib_lookup *, int, u32);
 
 typedef u64 (*btf_bpf_skb_fib_lookup)(struct sk_buff *, struct bpf_fib_lookup *, int, u32);
@@ -102361,6 +80691,12 @@ struct broadcast_sk {
 struct compat_ifconf {
 	compat_int_t ifc_len;
 	compat_caddr_t ifcbuf;
+};
+
+struct hwtstamp_config {
+	int flags;
+	int tx_type;
+	int rx_filter;
 };
 
 enum hwtstamp_flags {
@@ -102589,6 +80925,8 @@ struct flow_action_cookie {
 	u32 cookie_len;
 	u8 cookie[0];
 };
+
+struct psample_group;
 
 struct nf_flowtable;
 
@@ -103039,6 +81377,37 @@ struct page_pool_dump_cb {
 struct ptype_iter_state {
 	struct seq_net_private p;
 	struct net_device *dev;
+};
+
+struct inet6_ifaddr {
+	struct in6_addr addr;
+	__u32 prefix_len;
+	__u32 rt_priority;
+	__u32 valid_lft;
+	__u32 prefered_lft;
+	refcount_t refcnt;
+	spinlock_t lock;
+	int state;
+	__u32 flags;
+	__u8 dad_probes;
+	__u8 stable_privacy_retry;
+	__u16 scope;
+	__u64 dad_nonce;
+	long unsigned int cstamp;
+	long unsigned int tstamp;
+	struct delayed_work dad_work;
+	struct inet6_dev *idev;
+	struct fib6_info *rt;
+	struct hlist_node addr_lst;
+	struct list_head if_list;
+	struct list_head if_list_aux;
+	struct list_head tmp_list;
+	struct inet6_ifaddr *ifpub;
+	int regen_count;
+	bool tokenized;
+	u8 ifa_proto;
+	struct callback_head rcu;
+	struct in6_addr peer_addr;
 };
 
 struct nf_conntrack;
@@ -103902,77 +82271,9 @@ typedef void (*btf_trace_neigh_event_send_dead)(void *, struct neighbour *, int)
 
 typedef void (*btf_trace_neigh_cleanup_and_release)(void *, struct neighbour *, int);
 
-enum ethtool_test_flags {
-	ETH_TEST_FL_OFFLINE = 1,
-	ETH_TEST_FL_FAILED = 2,
-	ETH_TEST_FL_EXTERNAL_LB = 4,
-	ETH_TEST_FL_EXTERNAL_LB_DONE = 8,
-};
-
-struct net_packet_attrs {
-	const unsigned char *src;
-	const unsigned char *dst;
-	u32 ip_src;
-	u32 ip_dst;
-	bool tcp;
-	u16 sport;
-	u16 dport;
-	int timeout;
-	int size;
-	int max_size;
-	u8 id;
-	u16 queue_mapping;
-};
-
-struct net_test_priv {
-	struct net_packet_attrs *packet;
-	struct packet_type pt;
-	struct completion comp;
-	int double_vlan;
-	int vlan_id;
-	int ok;
-};
-
-struct netsfhdr {
-	__be32 version;
-	__be64 magic;
-	u8 id;
-} __attribute__((packed));
-
-struct net_test {
-	char name[32];
-	int (*fn)(struct net_device *);
-};
-
 struct update_classid_context {
 	u32 classid;
 	unsigned int batch;
-};
-
-struct dst_cache_pcpu {
-	long unsigned int refresh_ts;
-	struct dst_entry *dst;
-	u32 cookie;
-	union {
-		struct in_addr in_saddr;
-		struct in6_addr in6_saddr;
-	};
-};
-
-struct gro_cell;
-
-struct gro_cells {
-	struct gro_cell *cells;
-};
-
-struct gro_cell {
-	struct sk_buff_head napi_skbs;
-	struct napi_struct napi;
-};
-
-struct percpu_free_defer {
-	struct callback_head rcu;
-	void *ptr;
 };
 
 enum netdev_lag_tx_type {
@@ -104154,12 +82455,6 @@ struct dmabuf_genpool_chunk_owner {
 	struct net_devmem_dmabuf_binding *binding;
 };
 
-struct compat_cmsghdr {
-	compat_size_t cmsg_len;
-	compat_int_t cmsg_level;
-	compat_int_t cmsg_type;
-};
-
 struct tc_ratespec {
 	unsigned char cell_log;
 	__u8 linklayer;
@@ -104199,6 +82494,18 @@ struct mini_Qdisc_pair {
 	struct mini_Qdisc **p_miniq;
 };
 
+struct xfrm_offload {
+	struct {
+		__u32 low;
+		__u32 hi;
+	} seq;
+	__u32 flags;
+	__u32 status;
+	__u32 orig_mac_len;
+	__u8 proto;
+	__u8 inner_ipproto;
+};
+
 struct pfifo_fast_priv {
 	struct skb_array q[3];
 };
@@ -104233,6 +82540,19 @@ struct mq_sched {
 	struct Qdisc **qdiscs;
 };
 
+struct inet6_skb_parm {
+	int iif;
+	__be16 ra;
+	__u16 dst0;
+	__u16 srcrt;
+	__u16 dst1;
+	__u16 lastopt;
+	__u16 nhoff;
+	__u16 flags;
+	__u16 frag_max_size;
+	__u16 srhoff;
+};
+
 struct sch_frag_data {
 	long unsigned int dst;
 	struct qdisc_skb_cb cb;
@@ -104242,358 +82562,6 @@ struct sch_frag_data {
 	unsigned int l2_len;
 	u8 l2_data[18];
 	int (*xmit)(struct sk_buff *);
-};
-
-enum tc_link_layer {
-	TC_LINKLAYER_UNAWARE = 0,
-	TC_LINKLAYER_ETHERNET = 1,
-	TC_LINKLAYER_ATM = 2,
-};
-
-enum {
-	TCA_STAB_UNSPEC = 0,
-	TCA_STAB_BASE = 1,
-	TCA_STAB_DATA = 2,
-	__TCA_STAB_MAX = 3,
-};
-
-struct qdisc_rate_table {
-	struct tc_ratespec rate;
-	u32 data[256];
-	struct qdisc_rate_table *next;
-	int refcnt;
-};
-
-struct Qdisc_class_common {
-	u32 classid;
-	unsigned int filter_cnt;
-	struct hlist_node hnode;
-};
-
-struct Qdisc_class_hash {
-	struct hlist_head *hash;
-	unsigned int hashsize;
-	unsigned int hashmask;
-	unsigned int hashelems;
-};
-
-struct qdisc_watchdog {
-	struct hrtimer timer;
-	struct Qdisc *qdisc;
-};
-
-struct tc_query_caps_base {
-	enum tc_setup_type type;
-	void *caps;
-};
-
-enum tc_root_command {
-	TC_ROOT_GRAFT = 0,
-};
-
-struct tc_root_qopt_offload {
-	enum tc_root_command command;
-	u32 handle;
-	bool ingress;
-};
-
-struct check_loop_arg {
-	struct qdisc_walker w;
-	struct Qdisc *p;
-	int depth;
-};
-
-struct tcf_bind_args {
-	struct tcf_walker w;
-	long unsigned int base;
-	long unsigned int cl;
-	u32 classid;
-};
-
-struct tc_bind_class_args {
-	struct qdisc_walker w;
-	long unsigned int new_cl;
-	u32 portid;
-	u32 clid;
-};
-
-struct qdisc_dump_args {
-	struct qdisc_walker w;
-	struct sk_buff *skb;
-	struct netlink_callback *cb;
-};
-
-enum net_xmit_qdisc_t {
-	__NET_XMIT_STOLEN = 65536,
-	__NET_XMIT_BYPASS = 131072,
-};
-
-enum {
-	TCA_ACT_UNSPEC = 0,
-	TCA_ACT_KIND = 1,
-	TCA_ACT_OPTIONS = 2,
-	TCA_ACT_INDEX = 3,
-	TCA_ACT_STATS = 4,
-	TCA_ACT_PAD = 5,
-	TCA_ACT_COOKIE = 6,
-	TCA_ACT_FLAGS = 7,
-	TCA_ACT_HW_STATS = 8,
-	TCA_ACT_USED_HW_STATS = 9,
-	TCA_ACT_IN_HW_COUNT = 10,
-	__TCA_ACT_MAX = 11,
-};
-
-struct psample_group {
-	struct list_head list;
-	struct net *net;
-	u32 group_num;
-	u32 refcount;
-	u32 seq;
-	struct callback_head rcu;
-};
-
-struct action_gate_entry {
-	u8 gate_state;
-	u32 interval;
-	s32 ipv;
-	s32 maxoctets;
-};
-
-enum qdisc_class_ops_flags {
-	QDISC_CLASS_OPS_DOIT_UNLOCKED = 1,
-};
-
-enum tcf_proto_ops_flags {
-	TCF_PROTO_OPS_DOIT_UNLOCKED = 1,
-};
-
-typedef void tcf_chain_head_change_t(struct tcf_proto *, void *);
-
-struct tcf_block_ext_info {
-	enum flow_block_binder_type binder_type;
-	tcf_chain_head_change_t *chain_head_change;
-	void *chain_head_change_priv;
-	u32 block_index;
-};
-
-struct tcf_qevent {
-	struct tcf_block *block;
-	struct tcf_block_ext_info info;
-	struct tcf_proto *filter_chain;
-};
-
-struct tcf_exts_miss_cookie_node {
-	const struct tcf_chain *chain;
-	const struct tcf_proto *tp;
-	const struct tcf_exts *exts;
-	u32 chain_index;
-	u32 tp_prio;
-	u32 handle;
-	u32 miss_cookie_base;
-	struct callback_head rcu;
-};
-
-enum pedit_header_type {
-	TCA_PEDIT_KEY_EX_HDR_TYPE_NETWORK = 0,
-	TCA_PEDIT_KEY_EX_HDR_TYPE_ETH = 1,
-	TCA_PEDIT_KEY_EX_HDR_TYPE_IP4 = 2,
-	TCA_PEDIT_KEY_EX_HDR_TYPE_IP6 = 3,
-	TCA_PEDIT_KEY_EX_HDR_TYPE_TCP = 4,
-	TCA_PEDIT_KEY_EX_HDR_TYPE_UDP = 5,
-	__PEDIT_HDR_TYPE_MAX = 6,
-};
-
-enum pedit_cmd {
-	TCA_PEDIT_KEY_EX_CMD_SET = 0,
-	TCA_PEDIT_KEY_EX_CMD_ADD = 1,
-	__PEDIT_CMD_MAX = 2,
-};
-
-struct tc_pedit_key {
-	__u32 mask;
-	__u32 val;
-	__u32 off;
-	__u32 at;
-	__u32 offmask;
-	__u32 shift;
-};
-
-struct tcf_pedit_key_ex {
-	enum pedit_header_type htype;
-	enum pedit_cmd cmd;
-};
-
-struct tcf_pedit_parms {
-	struct tc_pedit_key *tcfp_keys;
-	struct tcf_pedit_key_ex *tcfp_keys_ex;
-	int action;
-	unsigned char tcfp_nkeys;
-	unsigned char tcfp_flags;
-	struct callback_head rcu;
-};
-
-struct tcf_pedit {
-	struct tc_action common;
-	struct tcf_pedit_parms *parms;
-	long: 64;
-};
-
-union tcf_exts_miss_cookie {
-	struct {
-		u32 miss_cookie_base;
-		u32 act_index;
-	};
-	u64 miss_cookie;
-};
-
-struct tcf_filter_chain_list_item {
-	struct list_head list;
-	tcf_chain_head_change_t *chain_head_change;
-	void *chain_head_change_priv;
-};
-
-struct tcf_net {
-	spinlock_t idr_lock;
-	struct idr idr;
-};
-
-struct tcf_block_owner_item {
-	struct list_head list;
-	struct Qdisc *q;
-	enum flow_block_binder_type binder_type;
-};
-
-struct tcf_chain_info {
-	struct tcf_proto **pprev;
-	struct tcf_proto *next;
-};
-
-enum tcf_tp_insert_state {
-	TP_NOT_CREATED = 0,
-	TP_CREATED = 1,
-	TP_NOT_OWNED = 2,
-};
-
-struct tcf_dump_args {
-	struct tcf_walker w;
-	struct sk_buff *skb;
-	struct netlink_callback *cb;
-	struct tcf_block *block;
-	struct Qdisc *q;
-	u32 parent;
-	bool terse_dump;
-};
-
-struct tcamsg {
-	unsigned char tca_family;
-	unsigned char tca__pad1;
-	short unsigned int tca__pad2;
-};
-
-enum {
-	TCA_ROOT_UNSPEC = 0,
-	TCA_ROOT_TAB = 1,
-	TCA_ROOT_FLAGS = 2,
-	TCA_ROOT_COUNT = 3,
-	TCA_ROOT_TIME_DELTA = 4,
-	TCA_ROOT_EXT_WARN_MSG = 5,
-	__TCA_ROOT_MAX = 6,
-};
-
-struct tc_action_net {
-	struct tcf_idrinfo *idrinfo;
-	const struct tc_action_ops *ops;
-};
-
-struct tc_act_pernet_id {
-	struct list_head list;
-	unsigned int id;
-};
-
-struct tc_fifo_qopt {
-	__u32 limit;
-};
-
-enum tc_fifo_command {
-	TC_FIFO_REPLACE = 0,
-	TC_FIFO_DESTROY = 1,
-	TC_FIFO_STATS = 2,
-};
-
-struct tc_fifo_qopt_offload {
-	enum tc_fifo_command command;
-	u32 handle;
-	u32 parent;
-	union {
-		struct tc_qopt_offload_stats stats;
-	};
-};
-
-enum {
-	TCA_CGROUP_UNSPEC = 0,
-	TCA_CGROUP_ACT = 1,
-	TCA_CGROUP_POLICE = 2,
-	TCA_CGROUP_EMATCHES = 3,
-	__TCA_CGROUP_MAX = 4,
-};
-
-struct tcf_ematch_tree_hdr {
-	__u16 nmatches;
-	__u16 progid;
-};
-
-struct tcf_pkt_info {
-	unsigned char *ptr;
-	int nexthdr;
-};
-
-struct tcf_ematch_ops;
-
-struct tcf_ematch {
-	struct tcf_ematch_ops *ops;
-	long unsigned int data;
-	unsigned int datalen;
-	u16 matchid;
-	u16 flags;
-	struct net *net;
-};
-
-struct tcf_ematch_ops {
-	int kind;
-	int datalen;
-	int (*change)(struct net *, void *, int, struct tcf_ematch *);
-	int (*match)(struct sk_buff *, struct tcf_ematch *, struct tcf_pkt_info *);
-	void (*destroy)(struct tcf_ematch *);
-	int (*dump)(struct sk_buff *, struct tcf_ematch *);
-	struct module *owner;
-	struct list_head link;
-};
-
-struct tcf_ematch_tree {
-	struct tcf_ematch_tree_hdr hdr;
-	struct tcf_ematch *matches;
-};
-
-struct cls_cgroup_head {
-	u32 handle;
-	struct tcf_exts exts;
-	struct tcf_ematch_tree ematches;
-	struct tcf_proto *tp;
-	struct rcu_work rwork;
-};
-
-enum {
-	TCA_EMATCH_TREE_UNSPEC = 0,
-	TCA_EMATCH_TREE_HDR = 1,
-	TCA_EMATCH_TREE_LIST = 2,
-	__TCA_EMATCH_TREE_MAX = 3,
-};
-
-struct tcf_ematch_hdr {
-	__u16 matchid;
-	__u16 kind;
-	__u16 flags;
-	__u16 pad;
 };
 
 struct sockaddr_nl {
@@ -105207,25 +83175,6 @@ enum ethtool_fec_config_bits {
 	ETHTOOL_FEC_LLRS_BIT = 5,
 };
 
-struct compat_ethtool_rx_flow_spec {
-	u32 flow_type;
-	union ethtool_flow_union h_u;
-	struct ethtool_flow_ext h_ext;
-	union ethtool_flow_union m_u;
-	struct ethtool_flow_ext m_ext;
-	compat_u64 ring_cookie;
-	u32 location;
-} __attribute__((packed));
-
-struct compat_ethtool_rxnfc {
-	u32 cmd;
-	u32 flow_type;
-	compat_u64 data;
-	struct compat_ethtool_rx_flow_spec fs;
-	u32 rule_cnt;
-	u32 rule_locs[0];
-} __attribute__((packed));
-
 struct ethtool_rx_flow_rule {
 	struct flow_rule *rule;
 	long unsigned int priv[0];
@@ -105234,6 +83183,69 @@ struct ethtool_rx_flow_rule {
 struct ethtool_rx_flow_spec_input {
 	const struct ethtool_rx_flow_spec *fs;
 	u32 rss_ctx;
+};
+
+struct ethtool_phy_ops {
+	int (*get_sset_count)(struct phy_device *);
+	int (*get_strings)(struct phy_device *, u8 *);
+	int (*get_stats)(struct phy_device *, struct ethtool_stats *, u64 *);
+	int (*get_plca_cfg)(struct phy_device *, struct phy_plca_cfg *);
+	int (*set_plca_cfg)(struct phy_device *, const struct phy_plca_cfg *, struct netlink_ext_ack *);
+	int (*get_plca_status)(struct phy_device *, struct phy_plca_status *);
+	int (*start_cable_test)(struct phy_device *, struct netlink_ext_ack *);
+	int (*start_cable_test_tdr)(struct phy_device *, struct netlink_ext_ack *, const struct phy_tdr_config *);
+};
+
+enum {
+	ETHTOOL_MSG_KERNEL_NONE = 0,
+	ETHTOOL_MSG_STRSET_GET_REPLY = 1,
+	ETHTOOL_MSG_LINKINFO_GET_REPLY = 2,
+	ETHTOOL_MSG_LINKINFO_NTF = 3,
+	ETHTOOL_MSG_LINKMODES_GET_REPLY = 4,
+	ETHTOOL_MSG_LINKMODES_NTF = 5,
+	ETHTOOL_MSG_LINKSTATE_GET_REPLY = 6,
+	ETHTOOL_MSG_DEBUG_GET_REPLY = 7,
+	ETHTOOL_MSG_DEBUG_NTF = 8,
+	ETHTOOL_MSG_WOL_GET_REPLY = 9,
+	ETHTOOL_MSG_WOL_NTF = 10,
+	ETHTOOL_MSG_FEATURES_GET_REPLY = 11,
+	ETHTOOL_MSG_FEATURES_SET_REPLY = 12,
+	ETHTOOL_MSG_FEATURES_NTF = 13,
+	ETHTOOL_MSG_PRIVFLAGS_GET_REPLY = 14,
+	ETHTOOL_MSG_PRIVFLAGS_NTF = 15,
+	ETHTOOL_MSG_RINGS_GET_REPLY = 16,
+	ETHTOOL_MSG_RINGS_NTF = 17,
+	ETHTOOL_MSG_CHANNELS_GET_REPLY = 18,
+	ETHTOOL_MSG_CHANNELS_NTF = 19,
+	ETHTOOL_MSG_COALESCE_GET_REPLY = 20,
+	ETHTOOL_MSG_COALESCE_NTF = 21,
+	ETHTOOL_MSG_PAUSE_GET_REPLY = 22,
+	ETHTOOL_MSG_PAUSE_NTF = 23,
+	ETHTOOL_MSG_EEE_GET_REPLY = 24,
+	ETHTOOL_MSG_EEE_NTF = 25,
+	ETHTOOL_MSG_TSINFO_GET_REPLY = 26,
+	ETHTOOL_MSG_CABLE_TEST_NTF = 27,
+	ETHTOOL_MSG_CABLE_TEST_TDR_NTF = 28,
+	ETHTOOL_MSG_TUNNEL_INFO_GET_REPLY = 29,
+	ETHTOOL_MSG_FEC_GET_REPLY = 30,
+	ETHTOOL_MSG_FEC_NTF = 31,
+	ETHTOOL_MSG_MODULE_EEPROM_GET_REPLY = 32,
+	ETHTOOL_MSG_STATS_GET_REPLY = 33,
+	ETHTOOL_MSG_PHC_VCLOCKS_GET_REPLY = 34,
+	ETHTOOL_MSG_MODULE_GET_REPLY = 35,
+	ETHTOOL_MSG_MODULE_NTF = 36,
+	ETHTOOL_MSG_PSE_GET_REPLY = 37,
+	ETHTOOL_MSG_RSS_GET_REPLY = 38,
+	ETHTOOL_MSG_PLCA_GET_CFG_REPLY = 39,
+	ETHTOOL_MSG_PLCA_GET_STATUS_REPLY = 40,
+	ETHTOOL_MSG_PLCA_NTF = 41,
+	ETHTOOL_MSG_MM_GET_REPLY = 42,
+	ETHTOOL_MSG_MM_NTF = 43,
+	ETHTOOL_MSG_MODULE_FW_FLASH_NTF = 44,
+	ETHTOOL_MSG_PHY_GET_REPLY = 45,
+	ETHTOOL_MSG_PHY_NTF = 46,
+	__ETHTOOL_MSG_KERNEL_CNT = 47,
+	ETHTOOL_MSG_KERNEL_MAX = 46,
 };
 
 struct ethtool_devlink_compat {
@@ -105722,1093 +83734,6 @@ struct link_mode_info {
 	u8 duplex;
 };
 
-enum {
-	ETHTOOL_MSG_USER_NONE = 0,
-	ETHTOOL_MSG_STRSET_GET = 1,
-	ETHTOOL_MSG_LINKINFO_GET = 2,
-	ETHTOOL_MSG_LINKINFO_SET = 3,
-	ETHTOOL_MSG_LINKMODES_GET = 4,
-	ETHTOOL_MSG_LINKMODES_SET = 5,
-	ETHTOOL_MSG_LINKSTATE_GET = 6,
-	ETHTOOL_MSG_DEBUG_GET = 7,
-	ETHTOOL_MSG_DEBUG_SET = 8,
-	ETHTOOL_MSG_WOL_GET = 9,
-	ETHTOOL_MSG_WOL_SET = 10,
-	ETHTOOL_MSG_FEATURES_GET = 11,
-	ETHTOOL_MSG_FEATURES_SET = 12,
-	ETHTOOL_MSG_PRIVFLAGS_GET = 13,
-	ETHTOOL_MSG_PRIVFLAGS_SET = 14,
-	ETHTOOL_MSG_RINGS_GET = 15,
-	ETHTOOL_MSG_RINGS_SET = 16,
-	ETHTOOL_MSG_CHANNELS_GET = 17,
-	ETHTOOL_MSG_CHANNELS_SET = 18,
-	ETHTOOL_MSG_COALESCE_GET = 19,
-	ETHTOOL_MSG_COALESCE_SET = 20,
-	ETHTOOL_MSG_PAUSE_GET = 21,
-	ETHTOOL_MSG_PAUSE_SET = 22,
-	ETHTOOL_MSG_EEE_GET = 23,
-	ETHTOOL_MSG_EEE_SET = 24,
-	ETHTOOL_MSG_TSINFO_GET = 25,
-	ETHTOOL_MSG_CABLE_TEST_ACT = 26,
-	ETHTOOL_MSG_CABLE_TEST_TDR_ACT = 27,
-	ETHTOOL_MSG_TUNNEL_INFO_GET = 28,
-	ETHTOOL_MSG_FEC_GET = 29,
-	ETHTOOL_MSG_FEC_SET = 30,
-	ETHTOOL_MSG_MODULE_EEPROM_GET = 31,
-	ETHTOOL_MSG_STATS_GET = 32,
-	ETHTOOL_MSG_PHC_VCLOCKS_GET = 33,
-	ETHTOOL_MSG_MODULE_GET = 34,
-	ETHTOOL_MSG_MODULE_SET = 35,
-	ETHTOOL_MSG_PSE_GET = 36,
-	ETHTOOL_MSG_PSE_SET = 37,
-	ETHTOOL_MSG_RSS_GET = 38,
-	ETHTOOL_MSG_PLCA_GET_CFG = 39,
-	ETHTOOL_MSG_PLCA_SET_CFG = 40,
-	ETHTOOL_MSG_PLCA_GET_STATUS = 41,
-	ETHTOOL_MSG_MM_GET = 42,
-	ETHTOOL_MSG_MM_SET = 43,
-	ETHTOOL_MSG_MODULE_FW_FLASH_ACT = 44,
-	ETHTOOL_MSG_PHY_GET = 45,
-	__ETHTOOL_MSG_USER_CNT = 46,
-	ETHTOOL_MSG_USER_MAX = 45,
-};
-
-enum ethtool_header_flags {
-	ETHTOOL_FLAG_COMPACT_BITSETS = 1,
-	ETHTOOL_FLAG_OMIT_REPLY = 2,
-	ETHTOOL_FLAG_STATS = 4,
-};
-
-enum ethtool_multicast_groups {
-	ETHNL_MCGRP_MONITOR = 0,
-};
-
-struct ethnl_req_info {
-	struct net_device *dev;
-	netdevice_tracker dev_tracker;
-	u32 flags;
-	u32 phy_index;
-};
-
-struct ethnl_reply_data {
-	struct net_device *dev;
-};
-
-enum ethnl_sock_type {
-	ETHTOOL_SOCK_TYPE_MODULE_FW_FLASH = 0,
-};
-
-struct ethnl_sock_priv {
-	struct net *net;
-	u32 portid;
-	enum ethnl_sock_type type;
-};
-
-struct ethnl_request_ops {
-	u8 request_cmd;
-	u8 reply_cmd;
-	u16 hdr_attr;
-	unsigned int req_info_size;
-	unsigned int reply_data_size;
-	bool allow_nodev_do;
-	u8 set_ntf_cmd;
-	int (*parse_request)(struct ethnl_req_info *, struct nlattr **, struct netlink_ext_ack *);
-	int (*prepare_data)(const struct ethnl_req_info *, struct ethnl_reply_data *, const struct genl_info *);
-	int (*reply_size)(const struct ethnl_req_info *, const struct ethnl_reply_data *);
-	int (*fill_reply)(struct sk_buff *, const struct ethnl_req_info *, const struct ethnl_reply_data *);
-	void (*cleanup_data)(struct ethnl_reply_data *);
-	int (*set_validate)(struct ethnl_req_info *, struct genl_info *);
-	int (*set)(struct ethnl_req_info *, struct genl_info *);
-};
-
-struct ethnl_dump_ctx {
-	const struct ethnl_request_ops *ops;
-	struct ethnl_req_info *req_info;
-	struct ethnl_reply_data *reply_data;
-	long unsigned int pos_ifindex;
-};
-
-typedef void (*ethnl_notify_handler_t)(struct net_device *, unsigned int, const void *);
-
-enum {
-	ETHTOOL_A_BITSET_BIT_UNSPEC = 0,
-	ETHTOOL_A_BITSET_BIT_INDEX = 1,
-	ETHTOOL_A_BITSET_BIT_NAME = 2,
-	ETHTOOL_A_BITSET_BIT_VALUE = 3,
-	__ETHTOOL_A_BITSET_BIT_CNT = 4,
-	ETHTOOL_A_BITSET_BIT_MAX = 3,
-};
-
-enum {
-	ETHTOOL_A_BITSET_BITS_UNSPEC = 0,
-	ETHTOOL_A_BITSET_BITS_BIT = 1,
-	__ETHTOOL_A_BITSET_BITS_CNT = 2,
-	ETHTOOL_A_BITSET_BITS_MAX = 1,
-};
-
-enum {
-	ETHTOOL_A_BITSET_UNSPEC = 0,
-	ETHTOOL_A_BITSET_NOMASK = 1,
-	ETHTOOL_A_BITSET_SIZE = 2,
-	ETHTOOL_A_BITSET_BITS = 3,
-	ETHTOOL_A_BITSET_VALUE = 4,
-	ETHTOOL_A_BITSET_MASK = 5,
-	__ETHTOOL_A_BITSET_CNT = 6,
-	ETHTOOL_A_BITSET_MAX = 5,
-};
-
-typedef const char (* const ethnl_string_array_t)[32];
-
-enum {
-	ETHTOOL_A_STRING_UNSPEC = 0,
-	ETHTOOL_A_STRING_INDEX = 1,
-	ETHTOOL_A_STRING_VALUE = 2,
-	__ETHTOOL_A_STRING_CNT = 3,
-	ETHTOOL_A_STRING_MAX = 2,
-};
-
-enum {
-	ETHTOOL_A_STRINGS_UNSPEC = 0,
-	ETHTOOL_A_STRINGS_STRING = 1,
-	__ETHTOOL_A_STRINGS_CNT = 2,
-	ETHTOOL_A_STRINGS_MAX = 1,
-};
-
-enum {
-	ETHTOOL_A_STRINGSET_UNSPEC = 0,
-	ETHTOOL_A_STRINGSET_ID = 1,
-	ETHTOOL_A_STRINGSET_COUNT = 2,
-	ETHTOOL_A_STRINGSET_STRINGS = 3,
-	__ETHTOOL_A_STRINGSET_CNT = 4,
-	ETHTOOL_A_STRINGSET_MAX = 3,
-};
-
-enum {
-	ETHTOOL_A_STRINGSETS_UNSPEC = 0,
-	ETHTOOL_A_STRINGSETS_STRINGSET = 1,
-	__ETHTOOL_A_STRINGSETS_CNT = 2,
-	ETHTOOL_A_STRINGSETS_MAX = 1,
-};
-
-struct strset_info {
-	bool per_dev;
-	bool free_strings;
-	unsigned int count;
-	const char (*strings)[32];
-};
-
-struct strset_req_info {
-	struct ethnl_req_info base;
-	u32 req_ids;
-	bool counts_only;
-};
-
-struct strset_reply_data {
-	struct ethnl_reply_data base;
-	struct strset_info sets[21];
-};
-
-struct linkinfo_reply_data {
-	struct ethnl_reply_data base;
-	struct ethtool_link_ksettings ksettings;
-	struct ethtool_link_settings *lsettings;
-};
-
-struct linkmodes_reply_data {
-	struct ethnl_reply_data base;
-	struct ethtool_link_ksettings ksettings;
-	struct ethtool_link_settings *lsettings;
-	bool peer_empty;
-};
-
-struct rss_req_info {
-	struct ethnl_req_info base;
-	u32 rss_context;
-};
-
-struct rss_reply_data {
-	struct ethnl_reply_data base;
-	bool no_key_fields;
-	u32 indir_size;
-	u32 hkey_size;
-	u32 hfunc;
-	u32 input_xfrm;
-	u32 *indir_table;
-	u8 *hkey;
-};
-
-struct rss_nl_dump_ctx {
-	long unsigned int ifindex;
-	long unsigned int ctx_idx;
-	unsigned int match_ifindex;
-	unsigned int start_ctx;
-};
-
-struct linkstate_reply_data {
-	struct ethnl_reply_data base;
-	int link;
-	int sqi;
-	int sqi_max;
-	struct ethtool_link_ext_stats link_stats;
-	bool link_ext_state_provided;
-	struct ethtool_link_ext_state_info ethtool_link_ext_state_info;
-};
-
-struct debug_reply_data {
-	struct ethnl_reply_data base;
-	u32 msg_mask;
-};
-
-struct wol_reply_data {
-	struct ethnl_reply_data base;
-	struct ethtool_wolinfo wol;
-	bool show_sopass;
-};
-
-struct features_reply_data {
-	struct ethnl_reply_data base;
-	u32 hw[2];
-	u32 wanted[2];
-	u32 active[2];
-	u32 nochange[2];
-	u32 all[2];
-};
-
-struct privflags_reply_data {
-	struct ethnl_reply_data base;
-	const char (*priv_flag_names)[32];
-	unsigned int n_priv_flags;
-	u32 priv_flags;
-};
-
-enum ethtool_supported_ring_param {
-	ETHTOOL_RING_USE_RX_BUF_LEN = 1,
-	ETHTOOL_RING_USE_CQE_SIZE = 2,
-	ETHTOOL_RING_USE_TX_PUSH = 4,
-	ETHTOOL_RING_USE_RX_PUSH = 8,
-	ETHTOOL_RING_USE_TX_PUSH_BUF_LEN = 16,
-	ETHTOOL_RING_USE_TCP_DATA_SPLIT = 32,
-};
-
-enum {
-	ETHTOOL_TCP_DATA_SPLIT_UNKNOWN = 0,
-	ETHTOOL_TCP_DATA_SPLIT_DISABLED = 1,
-	ETHTOOL_TCP_DATA_SPLIT_ENABLED = 2,
-};
-
-struct rings_reply_data {
-	struct ethnl_reply_data base;
-	struct ethtool_ringparam ringparam;
-	struct kernel_ethtool_ringparam kernel_ringparam;
-	u32 supported_ring_params;
-};
-
-struct channels_reply_data {
-	struct ethnl_reply_data base;
-	struct ethtool_channels channels;
-};
-
-enum {
-	ETHTOOL_A_PROFILE_UNSPEC = 0,
-	ETHTOOL_A_PROFILE_IRQ_MODERATION = 1,
-	__ETHTOOL_A_PROFILE_CNT = 2,
-	ETHTOOL_A_PROFILE_MAX = 1,
-};
-
-enum {
-	ETHTOOL_A_IRQ_MODERATION_UNSPEC = 0,
-	ETHTOOL_A_IRQ_MODERATION_USEC = 1,
-	ETHTOOL_A_IRQ_MODERATION_PKTS = 2,
-	ETHTOOL_A_IRQ_MODERATION_COMPS = 3,
-	__ETHTOOL_A_IRQ_MODERATION_CNT = 4,
-	ETHTOOL_A_IRQ_MODERATION_MAX = 3,
-};
-
-struct coalesce_reply_data {
-	struct ethnl_reply_data base;
-	struct ethtool_coalesce coalesce;
-	struct kernel_ethtool_coalesce kernel_coalesce;
-	u32 supported_params;
-};
-
-enum {
-	ETHTOOL_A_PAUSE_STAT_UNSPEC = 0,
-	ETHTOOL_A_PAUSE_STAT_PAD = 1,
-	ETHTOOL_A_PAUSE_STAT_TX_FRAMES = 2,
-	ETHTOOL_A_PAUSE_STAT_RX_FRAMES = 3,
-	__ETHTOOL_A_PAUSE_STAT_CNT = 4,
-	ETHTOOL_A_PAUSE_STAT_MAX = 3,
-};
-
-struct pause_req_info {
-	struct ethnl_req_info base;
-	enum ethtool_mac_stats_src src;
-};
-
-struct pause_reply_data {
-	struct ethnl_reply_data base;
-	struct ethtool_pauseparam pauseparam;
-	struct ethtool_pause_stats pausestat;
-};
-
-struct eee_reply_data {
-	struct ethnl_reply_data base;
-	struct ethtool_keee eee;
-};
-
-enum {
-	ETHTOOL_A_TS_STAT_UNSPEC = 0,
-	ETHTOOL_A_TS_STAT_TX_PKTS = 1,
-	ETHTOOL_A_TS_STAT_TX_LOST = 2,
-	ETHTOOL_A_TS_STAT_TX_ERR = 3,
-	__ETHTOOL_A_TS_STAT_CNT = 4,
-	ETHTOOL_A_TS_STAT_MAX = 3,
-};
-
-struct tsinfo_reply_data {
-	struct ethnl_reply_data base;
-	struct kernel_ethtool_ts_info ts_info;
-	struct ethtool_ts_stats stats;
-};
-
-enum {
-	ETHTOOL_A_CABLE_PAIR_A = 0,
-	ETHTOOL_A_CABLE_PAIR_B = 1,
-	ETHTOOL_A_CABLE_PAIR_C = 2,
-	ETHTOOL_A_CABLE_PAIR_D = 3,
-};
-
-enum {
-	ETHTOOL_A_CABLE_INF_SRC_UNSPEC = 0,
-	ETHTOOL_A_CABLE_INF_SRC_TDR = 1,
-	ETHTOOL_A_CABLE_INF_SRC_ALCD = 2,
-};
-
-enum {
-	ETHTOOL_A_CABLE_RESULT_UNSPEC = 0,
-	ETHTOOL_A_CABLE_RESULT_PAIR = 1,
-	ETHTOOL_A_CABLE_RESULT_CODE = 2,
-	ETHTOOL_A_CABLE_RESULT_SRC = 3,
-	__ETHTOOL_A_CABLE_RESULT_CNT = 4,
-	ETHTOOL_A_CABLE_RESULT_MAX = 3,
-};
-
-enum {
-	ETHTOOL_A_CABLE_FAULT_LENGTH_UNSPEC = 0,
-	ETHTOOL_A_CABLE_FAULT_LENGTH_PAIR = 1,
-	ETHTOOL_A_CABLE_FAULT_LENGTH_CM = 2,
-	ETHTOOL_A_CABLE_FAULT_LENGTH_SRC = 3,
-	__ETHTOOL_A_CABLE_FAULT_LENGTH_CNT = 4,
-	ETHTOOL_A_CABLE_FAULT_LENGTH_MAX = 3,
-};
-
-enum {
-	ETHTOOL_A_CABLE_TEST_NTF_STATUS_UNSPEC = 0,
-	ETHTOOL_A_CABLE_TEST_NTF_STATUS_STARTED = 1,
-	ETHTOOL_A_CABLE_TEST_NTF_STATUS_COMPLETED = 2,
-};
-
-enum {
-	ETHTOOL_A_CABLE_NEST_UNSPEC = 0,
-	ETHTOOL_A_CABLE_NEST_RESULT = 1,
-	ETHTOOL_A_CABLE_NEST_FAULT_LENGTH = 2,
-	__ETHTOOL_A_CABLE_NEST_CNT = 3,
-	ETHTOOL_A_CABLE_NEST_MAX = 2,
-};
-
-enum {
-	ETHTOOL_A_CABLE_TEST_NTF_UNSPEC = 0,
-	ETHTOOL_A_CABLE_TEST_NTF_HEADER = 1,
-	ETHTOOL_A_CABLE_TEST_NTF_STATUS = 2,
-	ETHTOOL_A_CABLE_TEST_NTF_NEST = 3,
-	__ETHTOOL_A_CABLE_TEST_NTF_CNT = 4,
-	ETHTOOL_A_CABLE_TEST_NTF_MAX = 3,
-};
-
-enum {
-	ETHTOOL_A_CABLE_TEST_TDR_CFG_UNSPEC = 0,
-	ETHTOOL_A_CABLE_TEST_TDR_CFG_FIRST = 1,
-	ETHTOOL_A_CABLE_TEST_TDR_CFG_LAST = 2,
-	ETHTOOL_A_CABLE_TEST_TDR_CFG_STEP = 3,
-	ETHTOOL_A_CABLE_TEST_TDR_CFG_PAIR = 4,
-	__ETHTOOL_A_CABLE_TEST_TDR_CFG_CNT = 5,
-	ETHTOOL_A_CABLE_TEST_TDR_CFG_MAX = 4,
-};
-
-enum {
-	ETHTOOL_A_CABLE_AMPLITUDE_UNSPEC = 0,
-	ETHTOOL_A_CABLE_AMPLITUDE_PAIR = 1,
-	ETHTOOL_A_CABLE_AMPLITUDE_mV = 2,
-	__ETHTOOL_A_CABLE_AMPLITUDE_CNT = 3,
-	ETHTOOL_A_CABLE_AMPLITUDE_MAX = 2,
-};
-
-enum {
-	ETHTOOL_A_CABLE_PULSE_UNSPEC = 0,
-	ETHTOOL_A_CABLE_PULSE_mV = 1,
-	__ETHTOOL_A_CABLE_PULSE_CNT = 2,
-	ETHTOOL_A_CABLE_PULSE_MAX = 1,
-};
-
-enum {
-	ETHTOOL_A_CABLE_STEP_UNSPEC = 0,
-	ETHTOOL_A_CABLE_STEP_FIRST_DISTANCE = 1,
-	ETHTOOL_A_CABLE_STEP_LAST_DISTANCE = 2,
-	ETHTOOL_A_CABLE_STEP_STEP_DISTANCE = 3,
-	__ETHTOOL_A_CABLE_STEP_CNT = 4,
-	ETHTOOL_A_CABLE_STEP_MAX = 3,
-};
-
-enum {
-	ETHTOOL_A_CABLE_TDR_NEST_UNSPEC = 0,
-	ETHTOOL_A_CABLE_TDR_NEST_STEP = 1,
-	ETHTOOL_A_CABLE_TDR_NEST_AMPLITUDE = 2,
-	ETHTOOL_A_CABLE_TDR_NEST_PULSE = 3,
-	__ETHTOOL_A_CABLE_TDR_NEST_CNT = 4,
-	ETHTOOL_A_CABLE_TDR_NEST_MAX = 3,
-};
-
-enum {
-	ETHTOOL_A_TUNNEL_UDP_ENTRY_UNSPEC = 0,
-	ETHTOOL_A_TUNNEL_UDP_ENTRY_PORT = 1,
-	ETHTOOL_A_TUNNEL_UDP_ENTRY_TYPE = 2,
-	__ETHTOOL_A_TUNNEL_UDP_ENTRY_CNT = 3,
-	ETHTOOL_A_TUNNEL_UDP_ENTRY_MAX = 2,
-};
-
-enum {
-	ETHTOOL_A_TUNNEL_UDP_TABLE_UNSPEC = 0,
-	ETHTOOL_A_TUNNEL_UDP_TABLE_SIZE = 1,
-	ETHTOOL_A_TUNNEL_UDP_TABLE_TYPES = 2,
-	ETHTOOL_A_TUNNEL_UDP_TABLE_ENTRY = 3,
-	__ETHTOOL_A_TUNNEL_UDP_TABLE_CNT = 4,
-	ETHTOOL_A_TUNNEL_UDP_TABLE_MAX = 3,
-};
-
-enum {
-	ETHTOOL_A_TUNNEL_UDP_UNSPEC = 0,
-	ETHTOOL_A_TUNNEL_UDP_TABLE = 1,
-	__ETHTOOL_A_TUNNEL_UDP_CNT = 2,
-	ETHTOOL_A_TUNNEL_UDP_MAX = 1,
-};
-
-enum udp_parsable_tunnel_type {
-	UDP_TUNNEL_TYPE_VXLAN = 1,
-	UDP_TUNNEL_TYPE_GENEVE = 2,
-	UDP_TUNNEL_TYPE_VXLAN_GPE = 4,
-};
-
-enum udp_tunnel_nic_info_flags {
-	UDP_TUNNEL_NIC_INFO_OPEN_ONLY = 1,
-	UDP_TUNNEL_NIC_INFO_IPV4_ONLY = 2,
-	UDP_TUNNEL_NIC_INFO_STATIC_IANA_VXLAN = 4,
-};
-
-struct ethnl_tunnel_info_dump_ctx {
-	struct ethnl_req_info req_info;
-	long unsigned int ifindex;
-};
-
-enum {
-	ETHTOOL_A_FEC_STAT_UNSPEC = 0,
-	ETHTOOL_A_FEC_STAT_PAD = 1,
-	ETHTOOL_A_FEC_STAT_CORRECTED = 2,
-	ETHTOOL_A_FEC_STAT_UNCORR = 3,
-	ETHTOOL_A_FEC_STAT_CORR_BITS = 4,
-	__ETHTOOL_A_FEC_STAT_CNT = 5,
-	ETHTOOL_A_FEC_STAT_MAX = 4,
-};
-
-struct fec_stat_grp {
-	u64 stats[9];
-	u8 cnt;
-};
-
-struct fec_reply_data {
-	struct ethnl_reply_data base;
-	long unsigned int fec_link_modes[2];
-	u32 active_fec;
-	u8 fec_auto;
-	struct fec_stat_grp corr;
-	struct fec_stat_grp uncorr;
-	struct fec_stat_grp corr_bits;
-};
-
-struct eeprom_req_info {
-	struct ethnl_req_info base;
-	u32 offset;
-	u32 length;
-	u8 page;
-	u8 bank;
-	u8 i2c_address;
-};
-
-struct eeprom_reply_data {
-	struct ethnl_reply_data base;
-	u32 length;
-	u8 *data;
-};
-
-enum {
-	ETHTOOL_A_STATS_GRP_UNSPEC = 0,
-	ETHTOOL_A_STATS_GRP_PAD = 1,
-	ETHTOOL_A_STATS_GRP_ID = 2,
-	ETHTOOL_A_STATS_GRP_SS_ID = 3,
-	ETHTOOL_A_STATS_GRP_STAT = 4,
-	ETHTOOL_A_STATS_GRP_HIST_RX = 5,
-	ETHTOOL_A_STATS_GRP_HIST_TX = 6,
-	ETHTOOL_A_STATS_GRP_HIST_BKT_LOW = 7,
-	ETHTOOL_A_STATS_GRP_HIST_BKT_HI = 8,
-	ETHTOOL_A_STATS_GRP_HIST_VAL = 9,
-	__ETHTOOL_A_STATS_GRP_CNT = 10,
-	ETHTOOL_A_STATS_GRP_MAX = 9,
-};
-
-struct stats_req_info {
-	struct ethnl_req_info base;
-	long unsigned int stat_mask[1];
-	enum ethtool_mac_stats_src src;
-};
-
-struct stats_reply_data {
-	struct ethnl_reply_data base;
-	union {
-		struct {
-			struct ethtool_eth_phy_stats phy_stats;
-			struct ethtool_eth_mac_stats mac_stats;
-			struct ethtool_eth_ctrl_stats ctrl_stats;
-			struct ethtool_rmon_stats rmon_stats;
-			struct ethtool_phy_stats phydev_stats;
-		};
-		struct {
-			struct ethtool_eth_phy_stats phy_stats;
-			struct ethtool_eth_mac_stats mac_stats;
-			struct ethtool_eth_ctrl_stats ctrl_stats;
-			struct ethtool_rmon_stats rmon_stats;
-			struct ethtool_phy_stats phydev_stats;
-		} stats;
-	};
-	const struct ethtool_rmon_hist_range *rmon_ranges;
-};
-
-struct phc_vclocks_reply_data {
-	struct ethnl_reply_data base;
-	int num;
-	int *index;
-};
-
-enum {
-	ETHTOOL_A_MM_STAT_UNSPEC = 0,
-	ETHTOOL_A_MM_STAT_PAD = 1,
-	ETHTOOL_A_MM_STAT_REASSEMBLY_ERRORS = 2,
-	ETHTOOL_A_MM_STAT_SMD_ERRORS = 3,
-	ETHTOOL_A_MM_STAT_REASSEMBLY_OK = 4,
-	ETHTOOL_A_MM_STAT_RX_FRAG_COUNT = 5,
-	ETHTOOL_A_MM_STAT_TX_FRAG_COUNT = 6,
-	ETHTOOL_A_MM_STAT_HOLD_COUNT = 7,
-	__ETHTOOL_A_MM_STAT_CNT = 8,
-	ETHTOOL_A_MM_STAT_MAX = 7,
-};
-
-struct mm_reply_data {
-	struct ethnl_reply_data base;
-	struct ethtool_mm_state state;
-	struct ethtool_mm_stats stats;
-};
-
-enum ethtool_module_fw_flash_status {
-	ETHTOOL_MODULE_FW_FLASH_STATUS_STARTED = 1,
-	ETHTOOL_MODULE_FW_FLASH_STATUS_IN_PROGRESS = 2,
-	ETHTOOL_MODULE_FW_FLASH_STATUS_COMPLETED = 3,
-	ETHTOOL_MODULE_FW_FLASH_STATUS_ERROR = 4,
-};
-
-enum {
-	SFF8024_ID_UNK = 0,
-	SFF8024_ID_SFF_8472 = 2,
-	SFF8024_ID_SFP = 3,
-	SFF8024_ID_DWDM_SFP = 11,
-	SFF8024_ID_QSFP_8438 = 12,
-	SFF8024_ID_QSFP_8436_8636 = 13,
-	SFF8024_ID_QSFP28_8636 = 17,
-	SFF8024_ID_QSFP_DD = 24,
-	SFF8024_ID_OSFP = 25,
-	SFF8024_ID_DSFP = 27,
-	SFF8024_ID_QSFP_PLUS_CMIS = 30,
-	SFF8024_ID_SFP_DD_CMIS = 31,
-	SFF8024_ID_SFP_PLUS_CMIS = 32,
-	SFF8024_ENCODING_UNSPEC = 0,
-	SFF8024_ENCODING_8B10B = 1,
-	SFF8024_ENCODING_4B5B = 2,
-	SFF8024_ENCODING_NRZ = 3,
-	SFF8024_ENCODING_8472_MANCHESTER = 4,
-	SFF8024_ENCODING_8472_SONET = 5,
-	SFF8024_ENCODING_8472_64B66B = 6,
-	SFF8024_ENCODING_8436_MANCHESTER = 6,
-	SFF8024_ENCODING_8436_SONET = 4,
-	SFF8024_ENCODING_8436_64B66B = 5,
-	SFF8024_ENCODING_256B257B = 7,
-	SFF8024_ENCODING_PAM4 = 8,
-	SFF8024_CONNECTOR_UNSPEC = 0,
-	SFF8024_CONNECTOR_SC = 1,
-	SFF8024_CONNECTOR_FIBERJACK = 6,
-	SFF8024_CONNECTOR_LC = 7,
-	SFF8024_CONNECTOR_MT_RJ = 8,
-	SFF8024_CONNECTOR_MU = 9,
-	SFF8024_CONNECTOR_SG = 10,
-	SFF8024_CONNECTOR_OPTICAL_PIGTAIL = 11,
-	SFF8024_CONNECTOR_MPO_1X12 = 12,
-	SFF8024_CONNECTOR_MPO_2X16 = 13,
-	SFF8024_CONNECTOR_HSSDC_II = 32,
-	SFF8024_CONNECTOR_COPPER_PIGTAIL = 33,
-	SFF8024_CONNECTOR_RJ45 = 34,
-	SFF8024_CONNECTOR_NOSEPARATE = 35,
-	SFF8024_CONNECTOR_MXC_2X16 = 36,
-	SFF8024_ECC_UNSPEC = 0,
-	SFF8024_ECC_100G_25GAUI_C2M_AOC = 1,
-	SFF8024_ECC_100GBASE_SR4_25GBASE_SR = 2,
-	SFF8024_ECC_100GBASE_LR4_25GBASE_LR = 3,
-	SFF8024_ECC_100GBASE_ER4_25GBASE_ER = 4,
-	SFF8024_ECC_100GBASE_SR10 = 5,
-	SFF8024_ECC_100GBASE_CR4 = 11,
-	SFF8024_ECC_25GBASE_CR_S = 12,
-	SFF8024_ECC_25GBASE_CR_N = 13,
-	SFF8024_ECC_10GBASE_T_SFI = 22,
-	SFF8024_ECC_10GBASE_T_SR = 28,
-	SFF8024_ECC_5GBASE_T = 29,
-	SFF8024_ECC_2_5GBASE_T = 30,
-};
-
-enum {
-	SFP_PHYS_ID = 0,
-	SFP_PHYS_EXT_ID = 1,
-	SFP_PHYS_EXT_ID_SFP = 4,
-	SFP_CONNECTOR = 2,
-	SFP_COMPLIANCE = 3,
-	SFP_ENCODING = 11,
-	SFP_BR_NOMINAL = 12,
-	SFP_RATE_ID = 13,
-	SFF_RID_8079 = 1,
-	SFF_RID_8431_RX_ONLY = 2,
-	SFF_RID_8431_TX_ONLY = 4,
-	SFF_RID_8431 = 6,
-	SFF_RID_10G8G = 14,
-	SFP_LINK_LEN_SM_KM = 14,
-	SFP_LINK_LEN_SM_100M = 15,
-	SFP_LINK_LEN_50UM_OM2_10M = 16,
-	SFP_LINK_LEN_62_5UM_OM1_10M = 17,
-	SFP_LINK_LEN_COPPER_1M = 18,
-	SFP_LINK_LEN_50UM_OM4_10M = 18,
-	SFP_LINK_LEN_50UM_OM3_10M = 19,
-	SFP_VENDOR_NAME = 20,
-	SFP_VENDOR_OUI = 37,
-	SFP_VENDOR_PN = 40,
-	SFP_VENDOR_REV = 56,
-	SFP_OPTICAL_WAVELENGTH_MSB = 60,
-	SFP_OPTICAL_WAVELENGTH_LSB = 61,
-	SFP_CABLE_SPEC = 60,
-	SFP_CC_BASE = 63,
-	SFP_OPTIONS = 64,
-	SFP_OPTIONS_HIGH_POWER_LEVEL = 8192,
-	SFP_OPTIONS_PAGING_A2 = 4096,
-	SFP_OPTIONS_RETIMER = 2048,
-	SFP_OPTIONS_COOLED_XCVR = 1024,
-	SFP_OPTIONS_POWER_DECL = 512,
-	SFP_OPTIONS_RX_LINEAR_OUT = 256,
-	SFP_OPTIONS_RX_DECISION_THRESH = 128,
-	SFP_OPTIONS_TUNABLE_TX = 64,
-	SFP_OPTIONS_RATE_SELECT = 32,
-	SFP_OPTIONS_TX_DISABLE = 16,
-	SFP_OPTIONS_TX_FAULT = 8,
-	SFP_OPTIONS_LOS_INVERTED = 4,
-	SFP_OPTIONS_LOS_NORMAL = 2,
-	SFP_BR_MAX = 66,
-	SFP_BR_MIN = 67,
-	SFP_VENDOR_SN = 68,
-	SFP_DATECODE = 84,
-	SFP_DIAGMON = 92,
-	SFP_DIAGMON_DDM = 64,
-	SFP_DIAGMON_INT_CAL = 32,
-	SFP_DIAGMON_EXT_CAL = 16,
-	SFP_DIAGMON_RXPWR_AVG = 8,
-	SFP_DIAGMON_ADDRMODE = 4,
-	SFP_ENHOPTS = 93,
-	SFP_ENHOPTS_ALARMWARN = 128,
-	SFP_ENHOPTS_SOFT_TX_DISABLE = 64,
-	SFP_ENHOPTS_SOFT_TX_FAULT = 32,
-	SFP_ENHOPTS_SOFT_RX_LOS = 16,
-	SFP_ENHOPTS_SOFT_RATE_SELECT = 8,
-	SFP_ENHOPTS_APP_SELECT_SFF8079 = 4,
-	SFP_ENHOPTS_SOFT_RATE_SFF8431 = 2,
-	SFP_SFF8472_COMPLIANCE = 94,
-	SFP_SFF8472_COMPLIANCE_NONE = 0,
-	SFP_SFF8472_COMPLIANCE_REV9_3 = 1,
-	SFP_SFF8472_COMPLIANCE_REV9_5 = 2,
-	SFP_SFF8472_COMPLIANCE_REV10_2 = 3,
-	SFP_SFF8472_COMPLIANCE_REV10_4 = 4,
-	SFP_SFF8472_COMPLIANCE_REV11_0 = 5,
-	SFP_SFF8472_COMPLIANCE_REV11_3 = 6,
-	SFP_SFF8472_COMPLIANCE_REV11_4 = 7,
-	SFP_SFF8472_COMPLIANCE_REV12_0 = 8,
-	SFP_CC_EXT = 95,
-};
-
-struct ethnl_module_fw_flash_ntf_params {
-	u32 portid;
-	u32 seq;
-	bool closed_sock;
-};
-
-struct ethtool_module_fw_flash_params {
-	__be32 password;
-	u8 password_valid: 1;
-};
-
-struct ethtool_cmis_fw_update_params {
-	struct net_device *dev;
-	struct ethtool_module_fw_flash_params params;
-	struct ethnl_module_fw_flash_ntf_params ntf_params;
-	const struct firmware *fw;
-};
-
-struct ethtool_module_fw_flash {
-	struct list_head list;
-	netdevice_tracker dev_tracker;
-	struct work_struct work;
-	struct ethtool_cmis_fw_update_params fw_update;
-};
-
-struct module_reply_data {
-	struct ethnl_reply_data base;
-	struct ethtool_module_power_mode_params power;
-};
-
-enum ethtool_reset_flags {
-	ETH_RESET_MGMT = 1,
-	ETH_RESET_IRQ = 2,
-	ETH_RESET_DMA = 4,
-	ETH_RESET_FILTER = 8,
-	ETH_RESET_OFFLOAD = 16,
-	ETH_RESET_MAC = 32,
-	ETH_RESET_PHY = 64,
-	ETH_RESET_RAM = 128,
-	ETH_RESET_AP = 256,
-	ETH_RESET_DEDICATED = 65535,
-	ETH_RESET_ALL = 4294967295,
-};
-
-struct ethtool_cmis_cdb {
-	u8 cmis_rev;
-	u8 read_write_len_ext;
-	u16 max_completion_time;
-};
-
-enum ethtool_cmis_cdb_cmd_id {
-	ETHTOOL_CMIS_CDB_CMD_QUERY_STATUS = 0,
-	ETHTOOL_CMIS_CDB_CMD_MODULE_FEATURES = 64,
-	ETHTOOL_CMIS_CDB_CMD_FW_MANAGMENT_FEATURES = 65,
-	ETHTOOL_CMIS_CDB_CMD_START_FW_DOWNLOAD = 257,
-	ETHTOOL_CMIS_CDB_CMD_WRITE_FW_BLOCK_LPL = 259,
-	ETHTOOL_CMIS_CDB_CMD_WRITE_FW_BLOCK_EPL = 260,
-	ETHTOOL_CMIS_CDB_CMD_COMPLETE_FW_DOWNLOAD = 263,
-	ETHTOOL_CMIS_CDB_CMD_RUN_FW_IMAGE = 265,
-	ETHTOOL_CMIS_CDB_CMD_COMMIT_FW_IMAGE = 266,
-};
-
-struct ethtool_cmis_cdb_request {
-	__be16 id;
-	union {
-		struct {
-			__be16 epl_len;
-			u8 lpl_len;
-			u8 chk_code;
-			u8 resv1;
-			u8 resv2;
-			u8 payload[120];
-		};
-		struct {
-			__be16 epl_len;
-			u8 lpl_len;
-			u8 chk_code;
-			u8 resv1;
-			u8 resv2;
-			u8 payload[120];
-		} body;
-	};
-	u8 *epl;
-};
-
-struct ethtool_cmis_cdb_cmd_args {
-	struct ethtool_cmis_cdb_request req;
-	u16 max_duration;
-	u16 msleep_pre_rpl;
-	u8 read_write_len_ext;
-	u8 rpl_exp_len;
-	u8 flags;
-	char *err_msg;
-};
-
-struct cmis_fw_update_fw_mng_features {
-	u8 start_cmd_payload_size;
-	u8 write_mechanism;
-	u16 max_duration_start;
-	u16 max_duration_write;
-	u16 max_duration_complete;
-};
-
-struct cmis_cdb_fw_mng_features_rpl {
-	u8 resv1;
-	u8 resv2;
-	u8 start_cmd_payload_size;
-	u8 resv3;
-	u8 read_write_len_ext;
-	u8 write_mechanism;
-	u8 resv4;
-	u8 resv5;
-	__be16 max_duration_start;
-	__be16 resv6;
-	__be16 max_duration_write;
-	__be16 max_duration_complete;
-	__be16 resv7;
-};
-
-enum cmis_cdb_fw_write_mechanism {
-	CMIS_CDB_FW_WRITE_MECHANISM_NONE = 0,
-	CMIS_CDB_FW_WRITE_MECHANISM_LPL = 1,
-	CMIS_CDB_FW_WRITE_MECHANISM_EPL = 16,
-	CMIS_CDB_FW_WRITE_MECHANISM_BOTH = 17,
-};
-
-struct cmis_cdb_start_fw_download_pl_h {
-	__be32 image_size;
-	__be32 resv1;
-};
-
-struct cmis_cdb_start_fw_download_pl {
-	union {
-		struct {
-			__be32 image_size;
-			__be32 resv1;
-		};
-		struct cmis_cdb_start_fw_download_pl_h head;
-	};
-	u8 vendor_data[112];
-};
-
-struct cmis_cdb_write_fw_block_lpl_pl {
-	__be32 block_address;
-	u8 fw_block[116];
-};
-
-struct cmis_cdb_write_fw_block_epl_pl {
-	u8 fw_block[2048];
-};
-
-enum {
-	CMIS_MODULE_LOW_PWR = 1,
-	CMIS_MODULE_READY = 3,
-};
-
-struct cmis_cdb_run_fw_image_pl {
-	u8 resv1;
-	u8 image_to_run;
-	u16 delay_to_reset;
-};
-
-struct ethtool_cmis_cdb_rpl_hdr {
-	u8 rpl_len;
-	u8 rpl_chk_code;
-};
-
-struct ethtool_cmis_cdb_rpl {
-	struct ethtool_cmis_cdb_rpl_hdr hdr;
-	u8 payload[120];
-};
-
-struct cmis_rev_rpl {
-	u8 rev;
-};
-
-struct cmis_cdb_advert_rpl {
-	u8 inst_supported;
-	u8 read_write_len_ext;
-	u8 resv1;
-	u8 resv2;
-};
-
-struct cmis_password_entry_pl {
-	__be32 password;
-};
-
-struct cmis_cdb_query_status_pl {
-	u16 response_delay;
-};
-
-struct cmis_cdb_query_status_rpl {
-	u8 length;
-	u8 status;
-};
-
-struct cmis_cdb_module_features_rpl {
-	u8 resv1[34];
-	__be16 max_completion_time;
-};
-
-struct cmis_wait_for_cond_rpl {
-	u8 state;
-};
-
-enum ethtool_c33_pse_ext_state {
-	ETHTOOL_C33_PSE_EXT_STATE_ERROR_CONDITION = 1,
-	ETHTOOL_C33_PSE_EXT_STATE_MR_MPS_VALID = 2,
-	ETHTOOL_C33_PSE_EXT_STATE_MR_PSE_ENABLE = 3,
-	ETHTOOL_C33_PSE_EXT_STATE_OPTION_DETECT_TED = 4,
-	ETHTOOL_C33_PSE_EXT_STATE_OPTION_VPORT_LIM = 5,
-	ETHTOOL_C33_PSE_EXT_STATE_OVLD_DETECTED = 6,
-	ETHTOOL_C33_PSE_EXT_STATE_PD_DLL_POWER_TYPE = 7,
-	ETHTOOL_C33_PSE_EXT_STATE_POWER_NOT_AVAILABLE = 8,
-	ETHTOOL_C33_PSE_EXT_STATE_SHORT_DETECTED = 9,
-};
-
-enum ethtool_c33_pse_ext_substate_error_condition {
-	ETHTOOL_C33_PSE_EXT_SUBSTATE_ERROR_CONDITION_NON_EXISTING_PORT = 1,
-	ETHTOOL_C33_PSE_EXT_SUBSTATE_ERROR_CONDITION_UNDEFINED_PORT = 2,
-	ETHTOOL_C33_PSE_EXT_SUBSTATE_ERROR_CONDITION_INTERNAL_HW_FAULT = 3,
-	ETHTOOL_C33_PSE_EXT_SUBSTATE_ERROR_CONDITION_COMM_ERROR_AFTER_FORCE_ON = 4,
-	ETHTOOL_C33_PSE_EXT_SUBSTATE_ERROR_CONDITION_UNKNOWN_PORT_STATUS = 5,
-	ETHTOOL_C33_PSE_EXT_SUBSTATE_ERROR_CONDITION_HOST_CRASH_TURN_OFF = 6,
-	ETHTOOL_C33_PSE_EXT_SUBSTATE_ERROR_CONDITION_HOST_CRASH_FORCE_SHUTDOWN = 7,
-	ETHTOOL_C33_PSE_EXT_SUBSTATE_ERROR_CONDITION_CONFIG_CHANGE = 8,
-	ETHTOOL_C33_PSE_EXT_SUBSTATE_ERROR_CONDITION_DETECTED_OVER_TEMP = 9,
-};
-
-enum ethtool_c33_pse_ext_substate_mr_pse_enable {
-	ETHTOOL_C33_PSE_EXT_SUBSTATE_MR_PSE_ENABLE_DISABLE_PIN_ACTIVE = 1,
-};
-
-enum ethtool_c33_pse_ext_substate_option_detect_ted {
-	ETHTOOL_C33_PSE_EXT_SUBSTATE_OPTION_DETECT_TED_DET_IN_PROCESS = 1,
-	ETHTOOL_C33_PSE_EXT_SUBSTATE_OPTION_DETECT_TED_CONNECTION_CHECK_ERROR = 2,
-};
-
-enum ethtool_c33_pse_ext_substate_option_vport_lim {
-	ETHTOOL_C33_PSE_EXT_SUBSTATE_OPTION_VPORT_LIM_HIGH_VOLTAGE = 1,
-	ETHTOOL_C33_PSE_EXT_SUBSTATE_OPTION_VPORT_LIM_LOW_VOLTAGE = 2,
-	ETHTOOL_C33_PSE_EXT_SUBSTATE_OPTION_VPORT_LIM_VOLTAGE_INJECTION = 3,
-};
-
-enum ethtool_c33_pse_ext_substate_ovld_detected {
-	ETHTOOL_C33_PSE_EXT_SUBSTATE_OVLD_DETECTED_OVERLOAD = 1,
-};
-
-enum ethtool_c33_pse_ext_substate_power_not_available {
-	ETHTOOL_C33_PSE_EXT_SUBSTATE_POWER_NOT_AVAILABLE_BUDGET_EXCEEDED = 1,
-	ETHTOOL_C33_PSE_EXT_SUBSTATE_POWER_NOT_AVAILABLE_PORT_PW_LIMIT_EXCEEDS_CONTROLLER_BUDGET = 2,
-	ETHTOOL_C33_PSE_EXT_SUBSTATE_POWER_NOT_AVAILABLE_PD_REQUEST_EXCEEDS_PORT_LIMIT = 3,
-	ETHTOOL_C33_PSE_EXT_SUBSTATE_POWER_NOT_AVAILABLE_HW_PW_LIMIT = 4,
-};
-
-enum ethtool_c33_pse_ext_substate_short_detected {
-	ETHTOOL_C33_PSE_EXT_SUBSTATE_SHORT_DETECTED_SHORT_CONDITION = 1,
-};
-
-enum ethtool_c33_pse_admin_state {
-	ETHTOOL_C33_PSE_ADMIN_STATE_UNKNOWN = 1,
-	ETHTOOL_C33_PSE_ADMIN_STATE_DISABLED = 2,
-	ETHTOOL_C33_PSE_ADMIN_STATE_ENABLED = 3,
-};
-
-enum ethtool_c33_pse_pw_d_status {
-	ETHTOOL_C33_PSE_PW_D_STATUS_UNKNOWN = 1,
-	ETHTOOL_C33_PSE_PW_D_STATUS_DISABLED = 2,
-	ETHTOOL_C33_PSE_PW_D_STATUS_SEARCHING = 3,
-	ETHTOOL_C33_PSE_PW_D_STATUS_DELIVERING = 4,
-	ETHTOOL_C33_PSE_PW_D_STATUS_TEST = 5,
-	ETHTOOL_C33_PSE_PW_D_STATUS_FAULT = 6,
-	ETHTOOL_C33_PSE_PW_D_STATUS_OTHERFAULT = 7,
-};
-
-enum ethtool_podl_pse_admin_state {
-	ETHTOOL_PODL_PSE_ADMIN_STATE_UNKNOWN = 1,
-	ETHTOOL_PODL_PSE_ADMIN_STATE_DISABLED = 2,
-	ETHTOOL_PODL_PSE_ADMIN_STATE_ENABLED = 3,
-};
-
-enum ethtool_podl_pse_pw_d_status {
-	ETHTOOL_PODL_PSE_PW_D_STATUS_UNKNOWN = 1,
-	ETHTOOL_PODL_PSE_PW_D_STATUS_DISABLED = 2,
-	ETHTOOL_PODL_PSE_PW_D_STATUS_SEARCHING = 3,
-	ETHTOOL_PODL_PSE_PW_D_STATUS_DELIVERING = 4,
-	ETHTOOL_PODL_PSE_PW_D_STATUS_SLEEP = 5,
-	ETHTOOL_PODL_PSE_PW_D_STATUS_IDLE = 6,
-	ETHTOOL_PODL_PSE_PW_D_STATUS_ERROR = 7,
-};
-
-struct ethtool_c33_pse_ext_state_info {
-	enum ethtool_c33_pse_ext_state c33_pse_ext_state;
-	union {
-		enum ethtool_c33_pse_ext_substate_error_condition error_condition;
-		enum ethtool_c33_pse_ext_substate_mr_pse_enable mr_pse_enable;
-		enum ethtool_c33_pse_ext_substate_option_detect_ted option_detect_ted;
-		enum ethtool_c33_pse_ext_substate_option_vport_lim option_vport_lim;
-		enum ethtool_c33_pse_ext_substate_ovld_detected ovld_detected;
-		enum ethtool_c33_pse_ext_substate_power_not_available power_not_available;
-		enum ethtool_c33_pse_ext_substate_short_detected short_detected;
-		u32 __c33_pse_ext_substate;
-	};
-};
-
-struct ethtool_c33_pse_pw_limit_range {
-	u32 min;
-	u32 max;
-};
-
-struct pse_control_config {
-	enum ethtool_podl_pse_admin_state podl_admin_control;
-	enum ethtool_c33_pse_admin_state c33_admin_control;
-};
-
-struct pse_control_status {
-	enum ethtool_podl_pse_admin_state podl_admin_state;
-	enum ethtool_podl_pse_pw_d_status podl_pw_status;
-	enum ethtool_c33_pse_admin_state c33_admin_state;
-	enum ethtool_c33_pse_pw_d_status c33_pw_status;
-	u32 c33_pw_class;
-	u32 c33_actual_pw;
-	struct ethtool_c33_pse_ext_state_info c33_ext_state_info;
-	u32 c33_avail_pw_limit;
-	struct ethtool_c33_pse_pw_limit_range *c33_pw_limit_ranges;
-	u32 c33_pw_limit_nb_ranges;
-};
-
-enum {
-	ETHTOOL_A_C33_PSE_PW_LIMIT_UNSPEC = 0,
-	ETHTOOL_A_C33_PSE_PW_LIMIT_MIN = 1,
-	ETHTOOL_A_C33_PSE_PW_LIMIT_MAX = 2,
-};
-
-struct pse_reply_data {
-	struct ethnl_reply_data base;
-	struct pse_control_status status;
-};
-
-struct plca_reply_data {
-	struct ethnl_reply_data base;
-	struct phy_plca_cfg plca_cfg;
-	struct phy_plca_status plca_st;
-};
-
-struct phy_req_info {
-	struct ethnl_req_info base;
-	struct phy_device_node *pdn;
-};
-
-struct ethnl_phy_dump_ctx {
-	struct phy_req_info *phy_req_info;
-	long unsigned int ifindex;
-	long unsigned int phy_index;
-};
-
 struct ip_mreqn {
 	struct in_addr imr_multiaddr;
 	struct in_addr imr_address;
@@ -106994,12 +83919,6 @@ enum ip_defrag_users {
 };
 
 enum {
-	XFRM_DEV_OFFLOAD_UNSPECIFIED = 0,
-	XFRM_DEV_OFFLOAD_CRYPTO = 1,
-	XFRM_DEV_OFFLOAD_PACKET = 2,
-};
-
-enum {
 	INET_FRAG_FIRST_IN = 1,
 	INET_FRAG_LAST_IN = 2,
 	INET_FRAG_COMPLETE = 4,
@@ -107014,6 +83933,263 @@ struct ipq {
 	int iif;
 	unsigned int rid;
 	struct inet_peer *peer;
+};
+
+typedef union {
+	__be32 a4;
+	__be32 a6[4];
+	struct in6_addr in6;
+} xfrm_address_t;
+
+struct xfrm_id {
+	xfrm_address_t daddr;
+	__be32 spi;
+	__u8 proto;
+};
+
+struct xfrm_sec_ctx {
+	__u8 ctx_doi;
+	__u8 ctx_alg;
+	__u16 ctx_len;
+	__u32 ctx_sid;
+	char ctx_str[0];
+};
+
+struct xfrm_selector {
+	xfrm_address_t daddr;
+	xfrm_address_t saddr;
+	__be16 dport;
+	__be16 dport_mask;
+	__be16 sport;
+	__be16 sport_mask;
+	__u16 family;
+	__u8 prefixlen_d;
+	__u8 prefixlen_s;
+	__u8 proto;
+	int ifindex;
+	__kernel_uid32_t user;
+};
+
+struct xfrm_lifetime_cfg {
+	__u64 soft_byte_limit;
+	__u64 hard_byte_limit;
+	__u64 soft_packet_limit;
+	__u64 hard_packet_limit;
+	__u64 soft_add_expires_seconds;
+	__u64 hard_add_expires_seconds;
+	__u64 soft_use_expires_seconds;
+	__u64 hard_use_expires_seconds;
+};
+
+struct xfrm_lifetime_cur {
+	__u64 bytes;
+	__u64 packets;
+	__u64 add_time;
+	__u64 use_time;
+};
+
+struct xfrm_replay_state {
+	__u32 oseq;
+	__u32 seq;
+	__u32 bitmap;
+};
+
+struct xfrm_replay_state_esn {
+	unsigned int bmp_len;
+	__u32 oseq;
+	__u32 seq;
+	__u32 oseq_hi;
+	__u32 seq_hi;
+	__u32 replay_window;
+	__u32 bmp[0];
+};
+
+struct xfrm_algo {
+	char alg_name[64];
+	unsigned int alg_key_len;
+	char alg_key[0];
+};
+
+struct xfrm_algo_auth {
+	char alg_name[64];
+	unsigned int alg_key_len;
+	unsigned int alg_trunc_len;
+	char alg_key[0];
+};
+
+struct xfrm_algo_aead {
+	char alg_name[64];
+	unsigned int alg_key_len;
+	unsigned int alg_icv_len;
+	char alg_key[0];
+};
+
+struct xfrm_stats {
+	__u32 replay_window;
+	__u32 replay;
+	__u32 integrity_failed;
+};
+
+struct xfrm_encap_tmpl {
+	__u16 encap_type;
+	__be16 encap_sport;
+	__be16 encap_dport;
+	xfrm_address_t encap_oa;
+};
+
+struct xfrm_mark {
+	__u32 v;
+	__u32 m;
+};
+
+struct xfrm_address_filter {
+	xfrm_address_t saddr;
+	xfrm_address_t daddr;
+	__u16 family;
+	__u8 splen;
+	__u8 dplen;
+};
+
+struct xfrm_state_walk {
+	struct list_head all;
+	u8 state;
+	u8 dying;
+	u8 proto;
+	u32 seq;
+	struct xfrm_address_filter *filter;
+};
+
+struct xfrm_dev_offload {
+	struct net_device *dev;
+	netdevice_tracker dev_tracker;
+	struct net_device *real_dev;
+	long unsigned int offload_handle;
+	u8 dir: 2;
+	u8 type: 2;
+	u8 flags: 2;
+};
+
+struct xfrm_mode {
+	u8 encap;
+	u8 family;
+	u8 flags;
+};
+
+enum xfrm_replay_mode {
+	XFRM_REPLAY_MODE_LEGACY = 0,
+	XFRM_REPLAY_MODE_BMP = 1,
+	XFRM_REPLAY_MODE_ESN = 2,
+};
+
+struct xfrm_type;
+
+struct xfrm_type_offload;
+
+struct xfrm_state {
+	possible_net_t xs_net;
+	union {
+		struct hlist_node gclist;
+		struct hlist_node bydst;
+	};
+	union {
+		struct hlist_node dev_gclist;
+		struct hlist_node bysrc;
+	};
+	struct hlist_node byspi;
+	struct hlist_node byseq;
+	struct hlist_node state_cache;
+	struct hlist_node state_cache_input;
+	refcount_t refcnt;
+	spinlock_t lock;
+	u32 pcpu_num;
+	struct xfrm_id id;
+	struct xfrm_selector sel;
+	struct xfrm_mark mark;
+	u32 if_id;
+	u32 tfcpad;
+	u32 genid;
+	struct xfrm_state_walk km;
+	struct {
+		u32 reqid;
+		u8 mode;
+		u8 replay_window;
+		u8 aalgo;
+		u8 ealgo;
+		u8 calgo;
+		u8 flags;
+		u16 family;
+		xfrm_address_t saddr;
+		int header_len;
+		int trailer_len;
+		u32 extra_flags;
+		struct xfrm_mark smark;
+	} props;
+	struct xfrm_lifetime_cfg lft;
+	struct xfrm_algo_auth *aalg;
+	struct xfrm_algo *ealg;
+	struct xfrm_algo *calg;
+	struct xfrm_algo_aead *aead;
+	const char *geniv;
+	__be16 new_mapping_sport;
+	u32 new_mapping;
+	u32 mapping_maxage;
+	struct xfrm_encap_tmpl *encap;
+	u32 nat_keepalive_interval;
+	time64_t nat_keepalive_expiration;
+	xfrm_address_t *coaddr;
+	struct xfrm_state *tunnel;
+	atomic_t tunnel_users;
+	struct xfrm_replay_state replay;
+	struct xfrm_replay_state_esn *replay_esn;
+	struct xfrm_replay_state preplay;
+	struct xfrm_replay_state_esn *preplay_esn;
+	enum xfrm_replay_mode repl_mode;
+	u32 xflags;
+	u32 replay_maxage;
+	u32 replay_maxdiff;
+	struct timer_list rtimer;
+	struct xfrm_stats stats;
+	struct xfrm_lifetime_cur curlft;
+	struct hrtimer mtimer;
+	struct xfrm_dev_offload xso;
+	long int saved_tmo;
+	time64_t lastused;
+	struct page_frag xfrag;
+	const struct xfrm_type *type;
+	struct xfrm_mode inner_mode;
+	struct xfrm_mode inner_mode_iaf;
+	struct xfrm_mode outer_mode;
+	const struct xfrm_type_offload *type_offload;
+	struct xfrm_sec_ctx *security;
+	void *data;
+	u8 dir;
+};
+
+struct xfrm_type {
+	struct module *owner;
+	u8 proto;
+	u8 flags;
+	int (*init_state)(struct xfrm_state *, struct netlink_ext_ack *);
+	void (*destructor)(struct xfrm_state *);
+	int (*input)(struct xfrm_state *, struct sk_buff *);
+	int (*output)(struct xfrm_state *, struct sk_buff *);
+	int (*reject)(struct xfrm_state *, struct sk_buff *, const struct flowi *);
+};
+
+struct xfrm_type_offload {
+	struct module *owner;
+	u8 proto;
+	void (*encap)(struct xfrm_state *, struct sk_buff *);
+	int (*input_tail)(struct xfrm_state *, struct sk_buff *);
+	int (*xmit)(struct xfrm_state *, struct sk_buff *, netdev_features_t);
+};
+
+struct sec_path {
+	int len;
+	int olen;
+	int verified_cnt;
+	struct xfrm_state *xvec[6];
+	struct xfrm_offload ovec[1];
 };
 
 typedef u8 u_int8_t;
@@ -107705,7 +84881,6 @@ struct ip_tunnel_encap_ops {
 struct udp_skb_cb {
 	union {
 		struct inet_skb_parm h4;
-		struct inet6_skb_parm h6;
 	} header;
 	__u16 cscov;
 	__u8 partial_cov;
@@ -107938,24 +85113,6 @@ struct devinet_sysctl_table {
 	struct ctl_table devinet_vars[33];
 };
 
-struct compat_rtentry {
-	u32 rt_pad1;
-	struct sockaddr rt_dst;
-	struct sockaddr rt_gateway;
-	struct sockaddr rt_genmask;
-	short unsigned int rt_flags;
-	short int rt_pad2;
-	u32 rt_pad3;
-	unsigned char rt_tos;
-	unsigned char rt_class;
-	short int rt_pad4;
-	short int rt_metric;
-	compat_uptr_t rt_dev;
-	u32 rt_mtu;
-	u32 rt_window;
-	short unsigned int rt_irtt;
-};
-
 struct rtentry {
 	long unsigned int rt_pad1;
 	struct sockaddr rt_dst;
@@ -107970,15 +85127,6 @@ struct rtentry {
 	long unsigned int rt_mtu;
 	long unsigned int rt_window;
 	short unsigned int rt_irtt;
-};
-
-struct pingv6_ops {
-	int (*ipv6_recv_error)(struct sock *, struct msghdr *, int, int *);
-	void (*ip6_datagram_recv_common_ctl)(struct sock *, struct msghdr *, struct sk_buff *);
-	void (*ip6_datagram_recv_specific_ctl)(struct sock *, struct msghdr *, struct sk_buff *);
-	int (*icmpv6_err_convert)(u8, u8, int *);
-	void (*ipv6_icmp_error)(struct sock *, struct sk_buff *, int, __be16, u32, u8 *);
-	int (*ipv6_chk_addr)(struct net *, const struct in6_addr *, const struct net_device *, int);
 };
 
 struct igmphdr {
@@ -108207,6 +85355,15 @@ struct icmp6hdr {
 		struct icmpv6_nd_advt u_nd_advt;
 		struct icmpv6_nd_ra u_nd_ra;
 	} icmp6_dataun;
+};
+
+struct pingv6_ops {
+	int (*ipv6_recv_error)(struct sock *, struct msghdr *, int, int *);
+	void (*ip6_datagram_recv_common_ctl)(struct sock *, struct msghdr *, struct sk_buff *);
+	void (*ip6_datagram_recv_specific_ctl)(struct sock *, struct msghdr *, struct sk_buff *);
+	int (*icmpv6_err_convert)(u8, u8, int *);
+	void (*ipv6_icmp_error)(struct sock *, struct sk_buff *, int, __be16, u32, u8 *);
+	int (*ipv6_chk_addr)(struct net *, const struct in6_addr *, const struct net_device *, int);
 };
 
 struct ping_iter_state {
@@ -108569,76 +85726,6 @@ struct rtm_dump_nexthop_bucket_data {
 	struct nh_dump_filter filter;
 };
 
-struct ip_tunnel_parm {
-	char name[16];
-	int link;
-	__be16 i_flags;
-	__be16 o_flags;
-	__be32 i_key;
-	__be32 o_key;
-	struct iphdr iph;
-};
-
-enum tunnel_encap_types {
-	TUNNEL_ENCAP_NONE = 0,
-	TUNNEL_ENCAP_FOU = 1,
-	TUNNEL_ENCAP_GUE = 2,
-	TUNNEL_ENCAP_MPLS = 3,
-};
-
-struct ip_tunnel_prl_entry {
-	struct ip_tunnel_prl_entry *next;
-	__be32 addr;
-	u16 flags;
-	struct callback_head callback_head;
-};
-
-struct ip_tunnel {
-	struct ip_tunnel *next;
-	struct hlist_node hash_node;
-	struct net_device *dev;
-	netdevice_tracker dev_tracker;
-	struct net *net;
-	long unsigned int err_time;
-	int err_count;
-	u32 i_seqno;
-	atomic_t o_seqno;
-	int tun_hlen;
-	u32 index;
-	u8 erspan_ver;
-	u8 dir;
-	u16 hwid;
-	struct dst_cache dst_cache;
-	struct ip_tunnel_parm_kern parms;
-	int mlink;
-	int encap_hlen;
-	int hlen;
-	struct ip_tunnel_encap encap;
-	struct ip_tunnel_prl_entry *prl;
-	unsigned int prl_count;
-	unsigned int ip_tnl_net_id;
-	struct gro_cells gro_cells;
-	__u32 fwmark;
-	bool collect_md;
-	bool ignore_df;
-};
-
-struct tnl_ptk_info {
-	long unsigned int flags[1];
-	__be16 proto;
-	__be32 key;
-	__be32 seq;
-	int hdr_len;
-};
-
-struct ip_tunnel_net {
-	struct net_device *fb_tunnel_dev;
-	struct rtnl_link_ops *rtnl_link_ops;
-	struct hlist_head tunnels[128];
-	struct ip_tunnel *collect_md_tun;
-	int type;
-};
-
 struct snmp_mib {
 	const char *name;
 	int entry;
@@ -108845,62 +85932,10 @@ struct mfc_cache {
 	};
 };
 
-struct compat_sioc_sg_req {
-	struct in_addr src;
-	struct in_addr grp;
-	compat_ulong_t pktcnt;
-	compat_ulong_t bytecnt;
-	compat_ulong_t wrong_if;
-};
-
-struct compat_sioc_vif_req {
-	vifi_t vifi;
-	compat_ulong_t icount;
-	compat_ulong_t ocount;
-	compat_ulong_t ibytes;
-	compat_ulong_t obytes;
-};
-
 struct rta_mfc_stats {
 	__u64 mfcs_packets;
 	__u64 mfcs_bytes;
 	__u64 mfcs_wrong_if;
-};
-
-struct xfrm_tunnel {
-	int (*handler)(struct sk_buff *);
-	int (*cb_handler)(struct sk_buff *, int);
-	int (*err_handler)(struct sk_buff *, u32);
-	struct xfrm_tunnel *next;
-	int priority;
-};
-
-struct ic_device {
-	struct ic_device *next;
-	struct net_device *dev;
-	short unsigned int flags;
-	short int able;
-	__be32 xid;
-};
-
-struct bootp_pkt {
-	struct iphdr iph;
-	struct udphdr udph;
-	u8 op;
-	u8 htype;
-	u8 hlen;
-	u8 hops;
-	__be32 xid;
-	__be16 secs;
-	__be16 flags;
-	__be32 client_ip;
-	__be32 your_ip;
-	__be32 server_ip;
-	__be32 relay_ip;
-	u8 hw_addr[16];
-	u8 serv_name[64];
-	u8 boot_file[128];
-	u8 exten[312];
 };
 
 struct bictcp {
@@ -108980,162 +86015,6 @@ enum {
 	UDP_BPF_NUM_PROTS = 2,
 };
 
-struct netlbl_audit {
-	u32 secid;
-	kuid_t loginuid;
-	unsigned int sessionid;
-};
-
-struct netlbl_lsm_cache {
-	refcount_t refcount;
-	void (*free)(const void *);
-	void *data;
-};
-
-struct netlbl_lsm_catmap {
-	u32 startbit;
-	u64 bitmap[4];
-	struct netlbl_lsm_catmap *next;
-};
-
-struct netlbl_lsm_secattr {
-	u32 flags;
-	u32 type;
-	char *domain;
-	struct netlbl_lsm_cache *cache;
-	struct {
-		struct {
-			struct netlbl_lsm_catmap *cat;
-			u32 lvl;
-		} mls;
-		u32 secid;
-	} attr;
-};
-
-struct cipso_v4_std_map_tbl {
-	struct {
-		u32 *cipso;
-		u32 *local;
-		u32 cipso_size;
-		u32 local_size;
-	} lvl;
-	struct {
-		u32 *cipso;
-		u32 *local;
-		u32 cipso_size;
-		u32 local_size;
-	} cat;
-};
-
-struct cipso_v4_doi {
-	u32 doi;
-	u32 type;
-	union {
-		struct cipso_v4_std_map_tbl *std;
-	} map;
-	u8 tags[5];
-	refcount_t refcount;
-	struct list_head list;
-	struct callback_head rcu;
-};
-
-struct cipso_v4_map_cache_bkt {
-	spinlock_t lock;
-	u32 size;
-	struct list_head list;
-};
-
-struct cipso_v4_map_cache_entry {
-	u32 hash;
-	unsigned char *key;
-	size_t key_len;
-	struct netlbl_lsm_cache *lsm_data;
-	u32 activity;
-	struct list_head list;
-};
-
-struct xfrm_dst_lookup_params {
-	struct net *net;
-	int tos;
-	int oif;
-	xfrm_address_t *saddr;
-	xfrm_address_t *daddr;
-	u32 mark;
-	__u8 ipproto;
-	union flowi_uli uli;
-};
-
-struct xfrm_policy_afinfo {
-	struct dst_ops *dst_ops;
-	struct dst_entry * (*dst_lookup)(const struct xfrm_dst_lookup_params *);
-	int (*get_saddr)(xfrm_address_t *, const struct xfrm_dst_lookup_params *);
-	int (*fill_dst)(struct xfrm_dst *, struct net_device *, const struct flowi *);
-	struct dst_entry * (*blackhole_route)(struct net *, struct dst_entry *);
-};
-
-struct xfrm_state_afinfo {
-	u8 family;
-	u8 proto;
-	const struct xfrm_type_offload *type_offload_esp;
-	const struct xfrm_type *type_esp;
-	const struct xfrm_type *type_ipip;
-	const struct xfrm_type *type_ipip6;
-	const struct xfrm_type *type_comp;
-	const struct xfrm_type *type_ah;
-	const struct xfrm_type *type_routing;
-	const struct xfrm_type *type_dstopts;
-	int (*output)(struct net *, struct sock *, struct sk_buff *);
-	int (*transport_finish)(struct sk_buff *, int);
-	void (*local_error)(struct sk_buff *, u32);
-};
-
-struct ip6_tnl;
-
-struct xfrm_tunnel_skb_cb {
-	union {
-		struct inet_skb_parm h4;
-		struct inet6_skb_parm h6;
-	} header;
-	union {
-		struct ip_tunnel *ip4;
-		struct ip6_tnl *ip6;
-	} tunnel;
-};
-
-struct xfrm_mode_skb_cb {
-	struct xfrm_tunnel_skb_cb header;
-	__be16 id;
-	__be16 frag_off;
-	u8 ihl;
-	u8 tos;
-	u8 ttl;
-	u8 protocol;
-	u8 optlen;
-	u8 flow_lbl[3];
-};
-
-struct xfrm_spi_skb_cb {
-	struct xfrm_tunnel_skb_cb header;
-	unsigned int daddroff;
-	unsigned int family;
-	__be32 seq;
-};
-
-struct xfrm_input_afinfo {
-	u8 family;
-	bool is_ipip;
-	int (*callback)(struct sk_buff *, u8, int);
-};
-
-struct xfrm4_protocol {
-	int (*handler)(struct sk_buff *);
-	int (*input_handler)(struct sk_buff *, int, __be32, int);
-	int (*cb_handler)(struct sk_buff *, int);
-	int (*err_handler)(struct sk_buff *, u32);
-	struct xfrm4_protocol *next;
-	int priority;
-};
-
 typedef u64 (*btf_bpf_tcp_send_ack)(struct tcp_sock *, u32);
 
 struct bpf_struct_ops_tcp_congestion_ops {
@@ -109148,571 +86027,6 @@ struct bpf_struct_ops_tcp_congestion_ops {
 	long: 64;
 	long: 64;
 	struct tcp_congestion_ops data;
-};
-
-enum xfrm_sa_dir {
-	XFRM_SA_DIR_IN = 1,
-	XFRM_SA_DIR_OUT = 2,
-};
-
-enum {
-	XFRM_STATE_VOID = 0,
-	XFRM_STATE_ACQ = 1,
-	XFRM_STATE_VALID = 2,
-	XFRM_STATE_ERROR = 3,
-	XFRM_STATE_EXPIRED = 4,
-	XFRM_STATE_DEAD = 5,
-};
-
-struct xfrm_if_decode_session_result {
-	struct net *net;
-	u32 if_id;
-};
-
-struct xfrm_if_cb {
-	bool (*decode_session)(struct sk_buff *, short unsigned int, struct xfrm_if_decode_session_result *);
-};
-
-struct xfrm_policy_walk {
-	struct xfrm_policy_walk_entry walk;
-	u8 type;
-	u32 seq;
-};
-
-struct xfrmk_spdinfo {
-	u32 incnt;
-	u32 outcnt;
-	u32 fwdcnt;
-	u32 inscnt;
-	u32 outscnt;
-	u32 fwdscnt;
-	u32 spdhcnt;
-	u32 spdhmcnt;
-};
-
-struct xfrm_flo {
-	struct dst_entry *dst_orig;
-	u8 flags;
-};
-
-struct xfrm_pol_inexact_node {
-	struct rb_node node;
-	union {
-		xfrm_address_t addr;
-		struct callback_head rcu;
-	};
-	u8 prefixlen;
-	struct rb_root root;
-	struct hlist_head hhead;
-};
-
-struct xfrm_pol_inexact_key {
-	possible_net_t net;
-	u32 if_id;
-	u16 family;
-	u8 dir;
-	u8 type;
-};
-
-struct xfrm_pol_inexact_bin {
-	struct xfrm_pol_inexact_key k;
-	struct rhash_head head;
-	struct hlist_head hhead;
-	seqcount_spinlock_t count;
-	struct rb_root root_d;
-	struct rb_root root_s;
-	struct list_head inexact_bins;
-	struct callback_head rcu;
-};
-
-enum xfrm_pol_inexact_candidate_type {
-	XFRM_POL_CAND_BOTH = 0,
-	XFRM_POL_CAND_SADDR = 1,
-	XFRM_POL_CAND_DADDR = 2,
-	XFRM_POL_CAND_ANY = 3,
-	XFRM_POL_CAND_MAX = 4,
-};
-
-struct xfrm_pol_inexact_candidates {
-	struct hlist_head *res[4];
-};
-
-struct xfrm_flow_keys {
-	struct flow_dissector_key_basic basic;
-	struct flow_dissector_key_control control;
-	union {
-		struct flow_dissector_key_ipv4_addrs ipv4;
-		struct flow_dissector_key_ipv6_addrs ipv6;
-	} addrs;
-	struct flow_dissector_key_ip ip;
-	struct flow_dissector_key_icmp icmp;
-	struct flow_dissector_key_ports ports;
-	struct flow_dissector_key_keyid gre;
-};
-
-enum xfrm_ae_ftype_t {
-	XFRM_AE_UNSPEC = 0,
-	XFRM_AE_RTHR = 1,
-	XFRM_AE_RVAL = 2,
-	XFRM_AE_LVAL = 4,
-	XFRM_AE_ETHR = 8,
-	XFRM_AE_CR = 16,
-	XFRM_AE_CE = 32,
-	XFRM_AE_CU = 64,
-	__XFRM_AE_MAX = 65,
-};
-
-enum xfrm_nlgroups {
-	XFRMNLGRP_NONE = 0,
-	XFRMNLGRP_ACQUIRE = 1,
-	XFRMNLGRP_EXPIRE = 2,
-	XFRMNLGRP_SA = 3,
-	XFRMNLGRP_POLICY = 4,
-	XFRMNLGRP_AEVENTS = 5,
-	XFRMNLGRP_REPORT = 6,
-	XFRMNLGRP_MIGRATE = 7,
-	XFRMNLGRP_MAPPING = 8,
-	__XFRMNLGRP_MAX = 9,
-};
-
-enum {
-	XFRM_MODE_FLAG_TUNNEL = 1,
-};
-
-struct km_event {
-	union {
-		u32 hard;
-		u32 proto;
-		u32 byid;
-		u32 aevent;
-		u32 type;
-	} data;
-	u32 seq;
-	u32 portid;
-	u32 event;
-	struct net *net;
-};
-
-struct xfrm_kmaddress {
-	xfrm_address_t local;
-	xfrm_address_t remote;
-	u32 reserved;
-	u16 family;
-};
-
-struct xfrm_migrate {
-	xfrm_address_t old_daddr;
-	xfrm_address_t old_saddr;
-	xfrm_address_t new_daddr;
-	xfrm_address_t new_saddr;
-	u8 proto;
-	u8 mode;
-	u16 reserved;
-	u32 reqid;
-	u16 old_family;
-	u16 new_family;
-};
-
-struct xfrm_mgr {
-	struct list_head list;
-	int (*notify)(struct xfrm_state *, const struct km_event *);
-	int (*acquire)(struct xfrm_state *, struct xfrm_tmpl *, struct xfrm_policy *);
-	struct xfrm_policy * (*compile_policy)(struct sock *, int, u8 *, int, int *);
-	int (*new_mapping)(struct xfrm_state *, xfrm_address_t *, __be16);
-	int (*notify_policy)(struct xfrm_policy *, int, const struct km_event *);
-	int (*report)(struct net *, u8, struct xfrm_selector *, xfrm_address_t *);
-	int (*migrate)(const struct xfrm_selector *, u8, u8, const struct xfrm_migrate *, int, const struct xfrm_kmaddress *, struct net *, const struct xfrm_encap_tmpl *);
-	bool (*is_alive)(const struct km_event *);
-};
-
-struct xfrmk_sadinfo {
-	u32 sadhcnt;
-	u32 sadhmcnt;
-	u32 sadcnt;
-};
-
-struct xfrm_translator {
-	int (*alloc_compat)(struct sk_buff *, const struct nlmsghdr *);
-	struct nlmsghdr * (*rcv_msg_compat)(const struct nlmsghdr *, int, const struct nla_policy *, struct netlink_ext_ack *);
-	int (*xlate_user_policy_sockptr)(u8 **, int);
-	struct module *owner;
-};
-
-struct xfrm_hash_state_ptrs {
-	const struct hlist_head *bydst;
-	const struct hlist_head *bysrc;
-	const struct hlist_head *byspi;
-	unsigned int hmask;
-};
-
-struct ip_beet_phdr {
-	__u8 nexthdr;
-	__u8 hdrlen;
-	__u8 padlen;
-	__u8 reserved;
-};
-
-struct __ip6_tnl_parm {
-	char name[16];
-	int link;
-	__u8 proto;
-	__u8 encap_limit;
-	__u8 hop_limit;
-	bool collect_md;
-	__be32 flowinfo;
-	__u32 flags;
-	struct in6_addr laddr;
-	struct in6_addr raddr;
-	long unsigned int i_flags[1];
-	long unsigned int o_flags[1];
-	__be32 i_key;
-	__be32 o_key;
-	__u32 fwmark;
-	__u32 index;
-	__u8 erspan_ver;
-	__u8 dir;
-	__u16 hwid;
-};
-
-struct ip6_tnl {
-	struct ip6_tnl *next;
-	struct net_device *dev;
-	netdevice_tracker dev_tracker;
-	struct net *net;
-	struct __ip6_tnl_parm parms;
-	struct flowi fl;
-	struct dst_cache dst_cache;
-	struct gro_cells gro_cells;
-	int err_count;
-	long unsigned int err_time;
-	__u32 i_seqno;
-	atomic_t o_seqno;
-	int hlen;
-	int tun_hlen;
-	int encap_hlen;
-	struct ip_tunnel_encap encap;
-	int mlink;
-};
-
-struct xfrm_skb_cb {
-	struct xfrm_tunnel_skb_cb header;
-	union {
-		struct {
-			__u32 low;
-			__u32 hi;
-		} output;
-		struct {
-			__be32 low;
-			__be32 hi;
-		} input;
-	} seq;
-};
-
-struct xfrm_trans_tasklet {
-	struct work_struct work;
-	spinlock_t queue_lock;
-	struct sk_buff_head queue;
-};
-
-struct xfrm_trans_cb {
-	union {
-		struct inet_skb_parm h4;
-		struct inet6_skb_parm h6;
-	} header;
-	int (*finish)(struct net *, struct sock *, struct sk_buff *);
-	struct net *net;
-};
-
-struct nat_keepalive {
-	struct net *net;
-	u16 family;
-	xfrm_address_t saddr;
-	xfrm_address_t daddr;
-	__be16 encap_sport;
-	__be16 encap_dport;
-	__u32 smark;
-};
-
-enum {
-	NAT_KEEPALIVE_BATCH_SIZE = 16,
-	NAT_KEEPALIVE_BATCH_FULL = 1,
-};
-
-struct nat_keepalive_work_ctx {
-	struct xfrm_state *batch[16];
-	unsigned int nr;
-	time64_t next_run;
-	time64_t now;
-};
-
-struct sadb_alg {
-	__u8 sadb_alg_id;
-	__u8 sadb_alg_ivlen;
-	__u16 sadb_alg_minbits;
-	__u16 sadb_alg_maxbits;
-	__u16 sadb_alg_reserved;
-};
-
-struct xfrm_algo_aead_info {
-	char *geniv;
-	u16 icv_truncbits;
-};
-
-struct xfrm_algo_auth_info {
-	u16 icv_truncbits;
-	u16 icv_fullbits;
-};
-
-struct xfrm_algo_encr_info {
-	char *geniv;
-	u16 blockbits;
-	u16 defkeybits;
-};
-
-struct xfrm_algo_comp_info {
-	u16 threshold;
-};
-
-struct xfrm_algo_desc {
-	char *name;
-	char *compat;
-	u8 available: 1;
-	u8 pfkey_supported: 1;
-	union {
-		struct xfrm_algo_aead_info aead;
-		struct xfrm_algo_auth_info auth;
-		struct xfrm_algo_encr_info encr;
-		struct xfrm_algo_comp_info comp;
-	} uinfo;
-	struct sadb_alg desc;
-};
-
-struct xfrm_algo_list {
-	int (*find)(const char *, u32, u32);
-	struct xfrm_algo_desc *algs;
-	int entries;
-};
-
-struct xfrm_aead_name {
-	const char *name;
-	int icvbits;
-};
-
-enum {
-	XFRM_SHARE_ANY = 0,
-	XFRM_SHARE_SESSION = 1,
-	XFRM_SHARE_USER = 2,
-	XFRM_SHARE_UNIQUE = 3,
-};
-
-struct xfrm_user_sec_ctx {
-	__u16 len;
-	__u16 exttype;
-	__u8 ctx_alg;
-	__u8 ctx_doi;
-	__u16 ctx_len;
-};
-
-struct xfrm_user_tmpl {
-	struct xfrm_id id;
-	__u16 family;
-	xfrm_address_t saddr;
-	__u32 reqid;
-	__u8 mode;
-	__u8 share;
-	__u8 optional;
-	__u32 aalgos;
-	__u32 ealgos;
-	__u32 calgos;
-};
-
-struct xfrm_userpolicy_type {
-	__u8 type;
-	__u16 reserved1;
-	__u8 reserved2;
-};
-
-enum xfrm_sadattr_type_t {
-	XFRMA_SAD_UNSPEC = 0,
-	XFRMA_SAD_CNT = 1,
-	XFRMA_SAD_HINFO = 2,
-	__XFRMA_SAD_MAX = 3,
-};
-
-struct xfrmu_sadhinfo {
-	__u32 sadhcnt;
-	__u32 sadhmcnt;
-};
-
-enum xfrm_spdattr_type_t {
-	XFRMA_SPD_UNSPEC = 0,
-	XFRMA_SPD_INFO = 1,
-	XFRMA_SPD_HINFO = 2,
-	XFRMA_SPD_IPV4_HTHRESH = 3,
-	XFRMA_SPD_IPV6_HTHRESH = 4,
-	__XFRMA_SPD_MAX = 5,
-};
-
-struct xfrmu_spdinfo {
-	__u32 incnt;
-	__u32 outcnt;
-	__u32 fwdcnt;
-	__u32 inscnt;
-	__u32 outscnt;
-	__u32 fwdscnt;
-};
-
-struct xfrmu_spdhinfo {
-	__u32 spdhcnt;
-	__u32 spdhmcnt;
-};
-
-struct xfrmu_spdhthresh {
-	__u8 lbits;
-	__u8 rbits;
-};
-
-struct xfrm_usersa_info {
-	struct xfrm_selector sel;
-	struct xfrm_id id;
-	xfrm_address_t saddr;
-	struct xfrm_lifetime_cfg lft;
-	struct xfrm_lifetime_cur curlft;
-	struct xfrm_stats stats;
-	__u32 seq;
-	__u32 reqid;
-	__u16 family;
-	__u8 mode;
-	__u8 replay_window;
-	__u8 flags;
-};
-
-struct xfrm_usersa_id {
-	xfrm_address_t daddr;
-	__be32 spi;
-	__u16 family;
-	__u8 proto;
-};
-
-struct xfrm_aevent_id {
-	struct xfrm_usersa_id sa_id;
-	xfrm_address_t saddr;
-	__u32 flags;
-	__u32 reqid;
-};
-
-struct xfrm_userspi_info {
-	struct xfrm_usersa_info info;
-	__u32 min;
-	__u32 max;
-};
-
-struct xfrm_userpolicy_info {
-	struct xfrm_selector sel;
-	struct xfrm_lifetime_cfg lft;
-	struct xfrm_lifetime_cur curlft;
-	__u32 priority;
-	__u32 index;
-	__u8 dir;
-	__u8 action;
-	__u8 flags;
-	__u8 share;
-};
-
-struct xfrm_userpolicy_id {
-	struct xfrm_selector sel;
-	__u32 index;
-	__u8 dir;
-};
-
-struct xfrm_user_acquire {
-	struct xfrm_id id;
-	xfrm_address_t saddr;
-	struct xfrm_selector sel;
-	struct xfrm_userpolicy_info policy;
-	__u32 aalgos;
-	__u32 ealgos;
-	__u32 calgos;
-	__u32 seq;
-};
-
-struct xfrm_user_expire {
-	struct xfrm_usersa_info state;
-	__u8 hard;
-};
-
-struct xfrm_user_polexpire {
-	struct xfrm_userpolicy_info pol;
-	__u8 hard;
-};
-
-struct xfrm_usersa_flush {
-	__u8 proto;
-};
-
-struct xfrm_user_report {
-	__u8 proto;
-	struct xfrm_selector sel;
-};
-
-struct xfrm_user_mapping {
-	struct xfrm_usersa_id id;
-	__u32 reqid;
-	xfrm_address_t old_saddr;
-	xfrm_address_t new_saddr;
-	__be16 old_sport;
-	__be16 new_sport;
-};
-
-struct xfrm_user_offload {
-	int ifindex;
-	__u8 flags;
-};
-
-struct xfrm_userpolicy_default {
-	__u8 in;
-	__u8 fwd;
-	__u8 out;
-};
-
-enum {
-	XFRM_DEV_OFFLOAD_IN = 1,
-	XFRM_DEV_OFFLOAD_OUT = 2,
-	XFRM_DEV_OFFLOAD_FWD = 3,
-};
-
-struct xfrm_dump_info {
-	struct sk_buff *in_skb;
-	struct sk_buff *out_skb;
-	u32 nlmsg_seq;
-	u16 nlmsg_flags;
-};
-
-struct xfrm_link {
-	int (*doit)(struct sk_buff *, struct nlmsghdr *, struct nlattr **, struct netlink_ext_ack *);
-	int (*start)(struct netlink_callback *);
-	int (*dump)(struct sk_buff *, struct netlink_callback *);
-	int (*done)(struct netlink_callback *);
-	const struct nla_policy *nla_pol;
-	int nla_max;
-};
-
-enum {
-	BPF_F_CURRENT_NETNS = -1,
-};
-
-struct bpf_xfrm_state_opts {
-	s32 error;
-	s32 netns_id;
-	u32 mark;
-	xfrm_address_t daddr;
-	__be32 spi;
-	u8 proto;
-	u16 family;
-};
-
-enum {
-	BPF_XFRM_STATE_OPTS_SZ = 36,
 };
 
 struct unix_skb_parms {
@@ -109757,1008 +86071,6 @@ enum unix_vertex_index {
 	UNIX_VERTEX_INDEX_MARK1 = 0,
 	UNIX_VERTEX_INDEX_MARK2 = 1,
 	UNIX_VERTEX_INDEX_START = 2,
-};
-
-struct ioam6_pernet_data {
-	struct mutex lock;
-	struct rhashtable namespaces;
-	struct rhashtable schemas;
-};
-
-struct ipv6_params {
-	__s32 disable_ipv6;
-	__s32 autoconf;
-};
-
-enum flowlabel_reflect {
-	FLOWLABEL_REFLECT_ESTABLISHED = 1,
-	FLOWLABEL_REFLECT_TCP_RESET = 2,
-	FLOWLABEL_REFLECT_ICMPV6_ECHO_REPLIES = 4,
-};
-
-struct in6_rtmsg {
-	struct in6_addr rtmsg_dst;
-	struct in6_addr rtmsg_src;
-	struct in6_addr rtmsg_gateway;
-	__u32 rtmsg_type;
-	__u16 rtmsg_dst_len;
-	__u16 rtmsg_src_len;
-	__u32 rtmsg_metric;
-	long unsigned int rtmsg_info;
-	__u32 rtmsg_flags;
-	int rtmsg_ifindex;
-};
-
-struct compat_in6_rtmsg {
-	struct in6_addr rtmsg_dst;
-	struct in6_addr rtmsg_src;
-	struct in6_addr rtmsg_gateway;
-	u32 rtmsg_type;
-	u16 rtmsg_dst_len;
-	u16 rtmsg_src_len;
-	u32 rtmsg_metric;
-	u32 rtmsg_info;
-	u32 rtmsg_flags;
-	s32 rtmsg_ifindex;
-};
-
-struct ac6_iter_state {
-	struct seq_net_private p;
-	struct net_device *dev;
-};
-
-struct ip6_fraglist_iter {
-	struct ipv6hdr *tmp_hdr;
-	struct sk_buff *frag;
-	int offset;
-	unsigned int hlen;
-	__be32 frag_id;
-	u8 nexthdr;
-};
-
-struct ip6_frag_state {
-	u8 *prevhdr;
-	unsigned int hlen;
-	unsigned int mtu;
-	unsigned int left;
-	int offset;
-	int ptr;
-	int hroom;
-	int troom;
-	__be32 frag_id;
-	u8 nexthdr;
-};
-
-struct ip6_ra_chain {
-	struct ip6_ra_chain *next;
-	struct sock *sk;
-	int sel;
-	void (*destructor)(struct sock *);
-};
-
-struct ipcm6_cookie {
-	struct sockcm_cookie sockc;
-	__s16 hlimit;
-	__s16 tclass;
-	__u16 gso_size;
-	__s8 dontfrag;
-	struct ipv6_txoptions *opt;
-};
-
-enum {
-	IFLA_INET6_UNSPEC = 0,
-	IFLA_INET6_FLAGS = 1,
-	IFLA_INET6_CONF = 2,
-	IFLA_INET6_STATS = 3,
-	IFLA_INET6_MCAST = 4,
-	IFLA_INET6_CACHEINFO = 5,
-	IFLA_INET6_ICMP6STATS = 6,
-	IFLA_INET6_TOKEN = 7,
-	IFLA_INET6_ADDR_GEN_MODE = 8,
-	IFLA_INET6_RA_MTU = 9,
-	__IFLA_INET6_MAX = 10,
-};
-
-enum in6_addr_gen_mode {
-	IN6_ADDR_GEN_MODE_EUI64 = 0,
-	IN6_ADDR_GEN_MODE_NONE = 1,
-	IN6_ADDR_GEN_MODE_STABLE_PRIVACY = 2,
-	IN6_ADDR_GEN_MODE_RANDOM = 3,
-};
-
-struct ifla_cacheinfo {
-	__u32 max_reasm_len;
-	__u32 tstamp;
-	__u32 reachable_time;
-	__u32 retrans_time;
-};
-
-struct prefixmsg {
-	unsigned char prefix_family;
-	unsigned char prefix_pad1;
-	short unsigned int prefix_pad2;
-	int prefix_ifindex;
-	unsigned char prefix_type;
-	unsigned char prefix_len;
-	unsigned char prefix_flags;
-	unsigned char prefix_pad3;
-};
-
-enum {
-	PREFIX_UNSPEC = 0,
-	PREFIX_ADDRESS = 1,
-	PREFIX_CACHEINFO = 2,
-	__PREFIX_MAX = 3,
-};
-
-struct prefix_cacheinfo {
-	__u32 preferred_time;
-	__u32 valid_time;
-};
-
-struct in6_ifreq {
-	struct in6_addr ifr6_addr;
-	__u32 ifr6_prefixlen;
-	int ifr6_ifindex;
-};
-
-enum {
-	DEVCONF_FORWARDING = 0,
-	DEVCONF_HOPLIMIT = 1,
-	DEVCONF_MTU6 = 2,
-	DEVCONF_ACCEPT_RA = 3,
-	DEVCONF_ACCEPT_REDIRECTS = 4,
-	DEVCONF_AUTOCONF = 5,
-	DEVCONF_DAD_TRANSMITS = 6,
-	DEVCONF_RTR_SOLICITS = 7,
-	DEVCONF_RTR_SOLICIT_INTERVAL = 8,
-	DEVCONF_RTR_SOLICIT_DELAY = 9,
-	DEVCONF_USE_TEMPADDR = 10,
-	DEVCONF_TEMP_VALID_LFT = 11,
-	DEVCONF_TEMP_PREFERED_LFT = 12,
-	DEVCONF_REGEN_MAX_RETRY = 13,
-	DEVCONF_MAX_DESYNC_FACTOR = 14,
-	DEVCONF_MAX_ADDRESSES = 15,
-	DEVCONF_FORCE_MLD_VERSION = 16,
-	DEVCONF_ACCEPT_RA_DEFRTR = 17,
-	DEVCONF_ACCEPT_RA_PINFO = 18,
-	DEVCONF_ACCEPT_RA_RTR_PREF = 19,
-	DEVCONF_RTR_PROBE_INTERVAL = 20,
-	DEVCONF_ACCEPT_RA_RT_INFO_MAX_PLEN = 21,
-	DEVCONF_PROXY_NDP = 22,
-	DEVCONF_OPTIMISTIC_DAD = 23,
-	DEVCONF_ACCEPT_SOURCE_ROUTE = 24,
-	DEVCONF_MC_FORWARDING = 25,
-	DEVCONF_DISABLE_IPV6 = 26,
-	DEVCONF_ACCEPT_DAD = 27,
-	DEVCONF_FORCE_TLLAO = 28,
-	DEVCONF_NDISC_NOTIFY = 29,
-	DEVCONF_MLDV1_UNSOLICITED_REPORT_INTERVAL = 30,
-	DEVCONF_MLDV2_UNSOLICITED_REPORT_INTERVAL = 31,
-	DEVCONF_SUPPRESS_FRAG_NDISC = 32,
-	DEVCONF_ACCEPT_RA_FROM_LOCAL = 33,
-	DEVCONF_USE_OPTIMISTIC = 34,
-	DEVCONF_ACCEPT_RA_MTU = 35,
-	DEVCONF_STABLE_SECRET = 36,
-	DEVCONF_USE_OIF_ADDRS_ONLY = 37,
-	DEVCONF_ACCEPT_RA_MIN_HOP_LIMIT = 38,
-	DEVCONF_IGNORE_ROUTES_WITH_LINKDOWN = 39,
-	DEVCONF_DROP_UNICAST_IN_L2_MULTICAST = 40,
-	DEVCONF_DROP_UNSOLICITED_NA = 41,
-	DEVCONF_KEEP_ADDR_ON_DOWN = 42,
-	DEVCONF_RTR_SOLICIT_MAX_INTERVAL = 43,
-	DEVCONF_SEG6_ENABLED = 44,
-	DEVCONF_SEG6_REQUIRE_HMAC = 45,
-	DEVCONF_ENHANCED_DAD = 46,
-	DEVCONF_ADDR_GEN_MODE = 47,
-	DEVCONF_DISABLE_POLICY = 48,
-	DEVCONF_ACCEPT_RA_RT_INFO_MIN_PLEN = 49,
-	DEVCONF_NDISC_TCLASS = 50,
-	DEVCONF_RPL_SEG_ENABLED = 51,
-	DEVCONF_RA_DEFRTR_METRIC = 52,
-	DEVCONF_IOAM6_ENABLED = 53,
-	DEVCONF_IOAM6_ID = 54,
-	DEVCONF_IOAM6_ID_WIDE = 55,
-	DEVCONF_NDISC_EVICT_NOCARRIER = 56,
-	DEVCONF_ACCEPT_UNTRACKED_NA = 57,
-	DEVCONF_ACCEPT_RA_MIN_LFT = 58,
-	DEVCONF_MAX = 59,
-};
-
-enum {
-	INET6_IFADDR_STATE_PREDAD = 0,
-	INET6_IFADDR_STATE_DAD = 1,
-	INET6_IFADDR_STATE_POSTDAD = 2,
-	INET6_IFADDR_STATE_ERRDAD = 3,
-	INET6_IFADDR_STATE_DEAD = 4,
-};
-
-struct fib6_gc_args {
-	int timeout;
-	int more;
-};
-
-struct in6_validator_info {
-	struct in6_addr i6vi_addr;
-	struct inet6_dev *i6vi_dev;
-	struct netlink_ext_ack *extack;
-};
-
-struct ifa6_config {
-	const struct in6_addr *pfx;
-	unsigned int plen;
-	u8 ifa_proto;
-	const struct in6_addr *peer_pfx;
-	struct inet6_ifaddr *ifpub;
-	long unsigned int cstamp;
-	long unsigned int tstamp;
-	u32 rt_priority;
-	u32 ifa_flags;
-	u32 preferred_lft;
-	u32 valid_lft;
-	u16 scope;
-};
-
-union fwnet_hwaddr {
-	u8 u[16];
-	struct {
-		__be64 uniq_id;
-		u8 max_rec;
-		u8 sspd;
-		u8 fifo[6];
-	} uc;
-};
-
-enum cleanup_prefix_rt_t {
-	CLEANUP_PREFIX_RT_NOP = 0,
-	CLEANUP_PREFIX_RT_DEL = 1,
-	CLEANUP_PREFIX_RT_EXPIRE = 2,
-};
-
-enum {
-	IPV6_SADDR_RULE_INIT = 0,
-	IPV6_SADDR_RULE_LOCAL = 1,
-	IPV6_SADDR_RULE_SCOPE = 2,
-	IPV6_SADDR_RULE_PREFERRED = 3,
-	IPV6_SADDR_RULE_OIF = 4,
-	IPV6_SADDR_RULE_LABEL = 5,
-	IPV6_SADDR_RULE_PRIVACY = 6,
-	IPV6_SADDR_RULE_ORCHID = 7,
-	IPV6_SADDR_RULE_PREFIX = 8,
-	IPV6_SADDR_RULE_MAX = 9,
-};
-
-struct ipv6_saddr_score {
-	int rule;
-	int addr_type;
-	struct inet6_ifaddr *ifa;
-	long unsigned int scorebits[1];
-	int scopedist;
-	int matchlen;
-};
-
-struct ipv6_saddr_dst {
-	const struct in6_addr *addr;
-	int ifindex;
-	int scope;
-	int label;
-	unsigned int prefs;
-};
-
-struct if6_iter_state {
-	struct seq_net_private p;
-	int bucket;
-	int offset;
-};
-
-enum addr_type_t {
-	UNICAST_ADDR = 0,
-	MULTICAST_ADDR = 1,
-	ANYCAST_ADDR = 2,
-};
-
-struct inet6_fill_args {
-	u32 portid;
-	u32 seq;
-	int event;
-	unsigned int flags;
-	int netnsid;
-	int ifindex;
-	enum addr_type_t type;
-};
-
-enum {
-	DAD_PROCESS = 0,
-	DAD_BEGIN = 1,
-	DAD_ABORT = 2,
-};
-
-struct ifaddrlblmsg {
-	__u8 ifal_family;
-	__u8 __ifal_reserved;
-	__u8 ifal_prefixlen;
-	__u8 ifal_flags;
-	__u32 ifal_index;
-	__u32 ifal_seq;
-};
-
-enum {
-	IFAL_ADDRESS = 1,
-	IFAL_LABEL = 2,
-	__IFAL_MAX = 3,
-};
-
-struct ip6addrlbl_entry {
-	struct in6_addr prefix;
-	int prefixlen;
-	int ifindex;
-	int addrtype;
-	u32 label;
-	struct hlist_node list;
-	struct callback_head rcu;
-};
-
-struct ip6addrlbl_init_table {
-	const struct in6_addr *prefix;
-	int prefixlen;
-	u32 label;
-};
-
-struct rt6_exception {
-	struct hlist_node hlist;
-	struct rt6_info *rt6i;
-	long unsigned int stamp;
-	struct callback_head rcu;
-};
-
-typedef struct rt6_info * (*pol_lookup_t)(struct net *, struct fib6_table *, struct flowi6 *, const struct sk_buff *, int);
-
-struct rd_msg {
-	struct icmp6hdr icmph;
-	struct in6_addr target;
-	struct in6_addr dest;
-	__u8 opt[0];
-};
-
-struct rt6_rtnl_dump_arg {
-	struct sk_buff *skb;
-	struct netlink_callback *cb;
-	struct net *net;
-	struct fib_dump_filter filter;
-};
-
-struct netevent_redirect {
-	struct dst_entry *old;
-	struct dst_entry *new;
-	struct neighbour *neigh;
-	const void *daddr;
-};
-
-struct trace_event_raw_fib6_table_lookup {
-	struct trace_entry ent;
-	u32 tb_id;
-	int err;
-	int oif;
-	int iif;
-	__u8 tos;
-	__u8 scope;
-	__u8 flags;
-	__u8 src[16];
-	__u8 dst[16];
-	u16 sport;
-	u16 dport;
-	u8 proto;
-	u8 rt_type;
-	char name[16];
-	__u8 gw[16];
-	char __data[0];
-};
-
-struct trace_event_data_offsets_fib6_table_lookup {};
-
-typedef void (*btf_trace_fib6_table_lookup)(void *, const struct net *, const struct fib6_result *, struct fib6_table *, const struct flowi6 *);
-
-enum rt6_nud_state {
-	RT6_NUD_FAIL_HARD = -3,
-	RT6_NUD_FAIL_PROBE = -2,
-	RT6_NUD_FAIL_DO_RR = -1,
-	RT6_NUD_SUCCEED = 1,
-};
-
-struct fib6_nh_dm_arg {
-	struct net *net;
-	const struct in6_addr *saddr;
-	int oif;
-	int flags;
-	struct fib6_nh *nh;
-};
-
-struct fib6_nh_frl_arg {
-	u32 flags;
-	int oif;
-	int strict;
-	int *mpri;
-	bool *do_rr;
-	struct fib6_nh *nh;
-};
-
-struct fib6_nh_excptn_arg {
-	struct rt6_info *rt;
-	int plen;
-};
-
-struct fib6_nh_match_arg {
-	const struct net_device *dev;
-	const struct in6_addr *gw;
-	struct fib6_nh *match;
-};
-
-struct fib6_nh_age_excptn_arg {
-	struct fib6_gc_args *gc_args;
-	long unsigned int now;
-};
-
-struct fib6_nh_rd_arg {
-	struct fib6_result *res;
-	struct flowi6 *fl6;
-	const struct in6_addr *gw;
-	struct rt6_info **ret;
-};
-
-struct ip6rd_flowi {
-	struct flowi6 fl6;
-	struct in6_addr gateway;
-};
-
-struct fib6_nh_del_cached_rt_arg {
-	struct fib6_config *cfg;
-	struct fib6_info *f6i;
-};
-
-struct arg_dev_net_ip {
-	struct net *net;
-	struct in6_addr *addr;
-};
-
-struct arg_netdev_event {
-	const struct net_device *dev;
-	union {
-		unsigned char nh_flags;
-		long unsigned int event;
-	};
-};
-
-struct rt6_mtu_change_arg {
-	struct net_device *dev;
-	unsigned int mtu;
-	struct fib6_info *f6i;
-};
-
-struct rt6_nh {
-	struct fib6_info *fib6_info;
-	struct fib6_config r_cfg;
-	struct list_head next;
-};
-
-struct fib6_nh_exception_dump_walker {
-	struct rt6_rtnl_dump_arg *dump;
-	struct fib6_info *rt;
-	unsigned int flags;
-	unsigned int skip;
-	unsigned int count;
-};
-
-enum fib6_walk_state {
-	FWS_L = 0,
-	FWS_R = 1,
-	FWS_C = 2,
-	FWS_U = 3,
-};
-
-struct fib6_walker {
-	struct list_head lh;
-	struct fib6_node *root;
-	struct fib6_node *node;
-	struct fib6_info *leaf;
-	enum fib6_walk_state state;
-	unsigned int skip;
-	unsigned int count;
-	unsigned int skip_in_node;
-	int (*func)(struct fib6_walker *);
-	void *args;
-};
-
-struct fib6_entry_notifier_info {
-	struct fib_notifier_info info;
-	struct fib6_info *rt;
-	unsigned int nsiblings;
-};
-
-struct ipv6_route_iter {
-	struct seq_net_private p;
-	struct fib6_walker w;
-	loff_t skip;
-	struct fib6_table *tbl;
-	int sernum;
-};
-
-struct bpf_iter__ipv6_route {
-	union {
-		struct bpf_iter_meta *meta;
-	};
-	union {
-		struct fib6_info *rt;
-	};
-};
-
-struct fib6_cleaner {
-	struct fib6_walker w;
-	struct net *net;
-	int (*func)(struct fib6_info *, void *);
-	int sernum;
-	void *arg;
-	bool skip_notify;
-};
-
-enum {
-	FIB6_NO_SERNUM_CHANGE = 0,
-};
-
-struct fib6_dump_arg {
-	struct net *net;
-	struct notifier_block *nb;
-	struct netlink_ext_ack *extack;
-};
-
-struct fib6_nh_pcpu_arg {
-	struct fib6_info *from;
-	const struct fib6_table *table;
-};
-
-struct lookup_args {
-	int offset;
-	const struct in6_addr *addr;
-};
-
-struct ipv6_mreq {
-	struct in6_addr ipv6mr_multiaddr;
-	int ipv6mr_ifindex;
-};
-
-struct in6_flowlabel_req {
-	struct in6_addr flr_dst;
-	__be32 flr_label;
-	__u8 flr_action;
-	__u8 flr_share;
-	__u16 flr_flags;
-	__u16 flr_expires;
-	__u16 flr_linger;
-	__u32 __flr_pad;
-};
-
-struct ip6_mtuinfo {
-	struct sockaddr_in6 ip6m_addr;
-	__u32 ip6m_mtu;
-};
-
-struct ipv6_sr_hdr {
-	__u8 nexthdr;
-	__u8 hdrlen;
-	__u8 type;
-	__u8 segments_left;
-	__u8 first_segment;
-	__u8 flags;
-	__u16 tag;
-	struct in6_addr segments[0];
-};
-
-struct nduseroptmsg {
-	unsigned char nduseropt_family;
-	unsigned char nduseropt_pad1;
-	short unsigned int nduseropt_opts_len;
-	int nduseropt_ifindex;
-	__u8 nduseropt_icmp_type;
-	__u8 nduseropt_icmp_code;
-	short unsigned int nduseropt_pad2;
-	unsigned int nduseropt_pad3;
-};
-
-enum {
-	NDUSEROPT_UNSPEC = 0,
-	NDUSEROPT_SRCADDR = 1,
-	__NDUSEROPT_MAX = 2,
-};
-
-struct nd_msg {
-	struct icmp6hdr icmph;
-	struct in6_addr target;
-	__u8 opt[0];
-};
-
-struct rs_msg {
-	struct icmp6hdr icmph;
-	__u8 opt[0];
-};
-
-struct ra_msg {
-	struct icmp6hdr icmph;
-	__be32 reachable_time;
-	__be32 retrans_timer;
-};
-
-typedef u32 inet6_ehashfn_t(const struct net *, const struct in6_addr *, const u16, const struct in6_addr *, const __be16);
-
-struct icmp6_filter {
-	__u32 data[8];
-};
-
-struct raw6_sock {
-	struct inet_sock inet;
-	__u32 checksum;
-	__u32 offset;
-	struct icmp6_filter filter;
-	__u32 ip6mr_table;
-	struct ipv6_pinfo inet6;
-};
-
-struct raw6_frag_vec {
-	struct msghdr *msg;
-	int hlen;
-	char c[4];
-};
-
-typedef void ip6_icmp_send_t(struct sk_buff *, u8, u8, __u32, const struct in6_addr *, const struct inet6_skb_parm *);
-
-struct icmpv6_msg {
-	struct sk_buff *skb;
-	int offset;
-	uint8_t type;
-};
-
-struct icmp6_err {
-	int err;
-	int fatal;
-};
-
-struct mld_msg {
-	struct icmp6hdr mld_hdr;
-	struct in6_addr mld_mca;
-};
-
-struct mld2_grec {
-	__u8 grec_type;
-	__u8 grec_auxwords;
-	__be16 grec_nsrcs;
-	struct in6_addr grec_mca;
-	struct in6_addr grec_src[0];
-};
-
-struct mld2_report {
-	struct icmp6hdr mld2r_hdr;
-	struct mld2_grec mld2r_grec[0];
-};
-
-struct mld2_query {
-	struct icmp6hdr mld2q_hdr;
-	struct in6_addr mld2q_mca;
-	__u8 mld2q_qrv: 3;
-	__u8 mld2q_suppress: 1;
-	__u8 mld2q_resv2: 4;
-	__u8 mld2q_qqic;
-	__be16 mld2q_nsrcs;
-	struct in6_addr mld2q_srcs[0];
-};
-
-struct igmp6_mc_iter_state {
-	struct seq_net_private p;
-	struct net_device *dev;
-	struct inet6_dev *idev;
-};
-
-struct igmp6_mcf_iter_state {
-	struct seq_net_private p;
-	struct net_device *dev;
-	struct inet6_dev *idev;
-	struct ifmcaddr6 *im;
-};
-
-enum ip6_defrag_users {
-	IP6_DEFRAG_LOCAL_DELIVER = 0,
-	IP6_DEFRAG_CONNTRACK_IN = 1,
-	__IP6_DEFRAG_CONNTRACK_IN = 65536,
-	IP6_DEFRAG_CONNTRACK_OUT = 65537,
-	__IP6_DEFRAG_CONNTRACK_OUT = 131072,
-	IP6_DEFRAG_CONNTRACK_BRIDGE_IN = 131073,
-	__IP6_DEFRAG_CONNTRACK_BRIDGE_IN = 196608,
-};
-
-struct frag_queue {
-	struct inet_frag_queue q;
-	int iif;
-	__u16 nhoffset;
-	u8 ecn;
-};
-
-struct tcp6_pseudohdr {
-	struct in6_addr saddr;
-	struct in6_addr daddr;
-	__be32 len;
-	__be32 protocol;
-};
-
-struct rt0_hdr {
-	struct ipv6_rt_hdr rt_hdr;
-	__u32 reserved;
-	struct in6_addr addr[0];
-};
-
-struct ipv6_rpl_sr_hdr {
-	__u8 nexthdr;
-	__u8 hdrlen;
-	__u8 type;
-	__u8 segments_left;
-	__u32 cmpre: 4;
-	__u32 cmpri: 4;
-	__u32 reserved: 4;
-	__u32 pad: 4;
-	__u32 reserved1: 16;
-	union {
-		struct {
-			struct {} __empty_addr;
-			struct in6_addr addr[0];
-		};
-		struct {
-			struct {} __empty_data;
-			__u8 data[0];
-		};
-	} segments;
-};
-
-struct ioam6_hdr {
-	__u8 opt_type;
-	__u8 opt_len;
-	char: 8;
-	__u8 type;
-};
-
-struct ioam6_trace_hdr {
-	__be16 namespace_id;
-	char: 2;
-	__u8 overflow: 1;
-	__u8 nodelen: 5;
-	__u8 remlen: 7;
-	union {
-		__be32 type_be32;
-		struct {
-			__u32 bit7: 1;
-			__u32 bit6: 1;
-			__u32 bit5: 1;
-			__u32 bit4: 1;
-			__u32 bit3: 1;
-			__u32 bit2: 1;
-			__u32 bit1: 1;
-			__u32 bit0: 1;
-			__u32 bit15: 1;
-			__u32 bit14: 1;
-			__u32 bit13: 1;
-			__u32 bit12: 1;
-			__u32 bit11: 1;
-			__u32 bit10: 1;
-			__u32 bit9: 1;
-			__u32 bit8: 1;
-			__u32 bit23: 1;
-			__u32 bit22: 1;
-			__u32 bit21: 1;
-			__u32 bit20: 1;
-			__u32 bit19: 1;
-			__u32 bit18: 1;
-			__u32 bit17: 1;
-			__u32 bit16: 1;
-		} type;
-	};
-	__u8 data[0];
-};
-
-enum ioam6_event_type {
-	IOAM6_EVENT_UNSPEC = 0,
-	IOAM6_EVENT_TRACE = 1,
-};
-
-struct ioam6_schema;
-
-struct ioam6_namespace {
-	struct rhash_head head;
-	struct callback_head rcu;
-	struct ioam6_schema *schema;
-	__be16 id;
-	__be32 data;
-	__be64 data_wide;
-};
-
-struct ioam6_schema {
-	struct rhash_head head;
-	struct callback_head rcu;
-	struct ioam6_namespace *ns;
-	u32 id;
-	int len;
-	__be32 hdr;
-	u8 data[0];
-};
-
-struct ip6fl_iter_state {
-	struct seq_net_private p;
-	struct pid_namespace *pid_ns;
-	int bucket;
-};
-
-struct sr6_tlv {
-	__u8 type;
-	__u8 len;
-	__u8 data[0];
-};
-
-enum {
-	SEG6_ATTR_UNSPEC = 0,
-	SEG6_ATTR_DST = 1,
-	SEG6_ATTR_DSTLEN = 2,
-	SEG6_ATTR_HMACKEYID = 3,
-	SEG6_ATTR_SECRET = 4,
-	SEG6_ATTR_SECRETLEN = 5,
-	SEG6_ATTR_ALGID = 6,
-	SEG6_ATTR_HMACINFO = 7,
-	__SEG6_ATTR_MAX = 8,
-};
-
-enum {
-	SEG6_CMD_UNSPEC = 0,
-	SEG6_CMD_SETHMAC = 1,
-	SEG6_CMD_DUMPHMAC = 2,
-	SEG6_CMD_SET_TUNSRC = 3,
-	SEG6_CMD_GET_TUNSRC = 4,
-	__SEG6_CMD_MAX = 5,
-};
-
-enum {
-	IOAM6_ATTR_UNSPEC = 0,
-	IOAM6_ATTR_NS_ID = 1,
-	IOAM6_ATTR_NS_DATA = 2,
-	IOAM6_ATTR_NS_DATA_WIDE = 3,
-	IOAM6_ATTR_SC_ID = 4,
-	IOAM6_ATTR_SC_DATA = 5,
-	IOAM6_ATTR_SC_NONE = 6,
-	IOAM6_ATTR_PAD = 7,
-	__IOAM6_ATTR_MAX = 8,
-};
-
-enum {
-	IOAM6_CMD_UNSPEC = 0,
-	IOAM6_CMD_ADD_NAMESPACE = 1,
-	IOAM6_CMD_DEL_NAMESPACE = 2,
-	IOAM6_CMD_DUMP_NAMESPACES = 3,
-	IOAM6_CMD_ADD_SCHEMA = 4,
-	IOAM6_CMD_DEL_SCHEMA = 5,
-	IOAM6_CMD_DUMP_SCHEMAS = 6,
-	IOAM6_CMD_NS_SET_SCHEMA = 7,
-	__IOAM6_CMD_MAX = 8,
-};
-
-enum ioam6_event_attr {
-	IOAM6_EVENT_ATTR_UNSPEC = 0,
-	IOAM6_EVENT_ATTR_TRACE_NAMESPACE = 1,
-	IOAM6_EVENT_ATTR_TRACE_NODELEN = 2,
-	IOAM6_EVENT_ATTR_TRACE_TYPE = 3,
-	IOAM6_EVENT_ATTR_TRACE_DATA = 4,
-	__IOAM6_EVENT_ATTR_MAX = 5,
-};
-
-struct xfrm6_protocol {
-	int (*handler)(struct sk_buff *);
-	int (*input_handler)(struct sk_buff *, int, __be32, int);
-	int (*cb_handler)(struct sk_buff *, int);
-	int (*err_handler)(struct sk_buff *, struct inet6_skb_parm *, u8, u8, int, __be32);
-	struct xfrm6_protocol *next;
-	int priority;
-};
-
-struct calipso_doi;
-
-struct netlbl_calipso_ops {
-	int (*doi_add)(struct calipso_doi *, struct netlbl_audit *);
-	void (*doi_free)(struct calipso_doi *);
-	int (*doi_remove)(u32, struct netlbl_audit *);
-	struct calipso_doi * (*doi_getdef)(u32);
-	void (*doi_putdef)(struct calipso_doi *);
-	int (*doi_walk)(u32 *, int (*)(struct calipso_doi *, void *), void *);
-	int (*sock_getattr)(struct sock *, struct netlbl_lsm_secattr *);
-	int (*sock_setattr)(struct sock *, const struct calipso_doi *, const struct netlbl_lsm_secattr *);
-	void (*sock_delattr)(struct sock *);
-	int (*req_setattr)(struct request_sock *, const struct calipso_doi *, const struct netlbl_lsm_secattr *);
-	void (*req_delattr)(struct request_sock *);
-	int (*opt_getattr)(const unsigned char *, struct netlbl_lsm_secattr *);
-	unsigned char * (*skbuff_optptr)(const struct sk_buff *);
-	int (*skbuff_setattr)(struct sk_buff *, const struct calipso_doi *, const struct netlbl_lsm_secattr *);
-	int (*skbuff_delattr)(struct sk_buff *);
-	void (*cache_invalidate)(void);
-	int (*cache_add)(const unsigned char *, const struct netlbl_lsm_secattr *);
-};
-
-struct calipso_doi {
-	u32 doi;
-	u32 type;
-	refcount_t refcount;
-	struct list_head list;
-	struct callback_head rcu;
-};
-
-struct calipso_map_cache_bkt {
-	spinlock_t lock;
-	u32 size;
-	struct list_head list;
-};
-
-struct calipso_map_cache_entry {
-	u32 hash;
-	unsigned char *key;
-	size_t key_len;
-	struct netlbl_lsm_cache *lsm_data;
-	u32 activity;
-	struct list_head list;
-};
-
-struct ah_data {
-	int icv_full_len;
-	int icv_trunc_len;
-	struct crypto_ahash *ahash;
-};
-
-struct tmp_ext {
-	struct in6_addr daddr;
-	char hdrs[0];
-};
-
-struct ah_skb_cb {
-	struct xfrm_skb_cb xfrm;
-	void *tmp;
-};
-
-struct esp_info {
-	struct ip_esp_hdr *esph;
-	__be64 seqno;
-	int tfclen;
-	int tailen;
-	int plen;
-	int clen;
-	int len;
-	int nfrags;
-	__u8 proto;
-	bool inplace;
-};
-
-struct esp_skb_cb {
-	struct xfrm_skb_cb xfrm;
-	void *tmp;
-};
-
-struct esp_output_extra {
-	__be32 seqhi;
-	u32 esphoff;
-};
-
-struct ip_tunnel_prl {
-	__be32 addr;
-	__u16 flags;
-	__u16 __reserved;
-	__u32 datalen;
-	__u32 __reserved2;
-};
-
-struct sit_net {
-	struct ip_tunnel *tunnels_r_l[16];
-	struct ip_tunnel *tunnels_r[16];
-	struct ip_tunnel *tunnels_l[16];
-	struct ip_tunnel *tunnels_wc[1];
-	struct ip_tunnel **tunnels[4];
-	struct net_device *fb_tunnel_dev;
 };
 
 enum {
@@ -111038,6 +86350,12 @@ struct packet_sock {
 	unsigned int tp_tstamp;
 	struct completion skb_completion;
 	struct net_device *cached_dev;
+	long: 64;
+	long: 64;
+	long: 64;
+	long: 64;
+	long: 64;
+	long: 64;
 	struct packet_type prot_hook;
 	long: 64;
 	long: 64;
@@ -111109,2420 +86427,6 @@ struct packet_pg_vec_free {
 	struct delayed_work work;
 	struct sock *sk;
 	struct packet_pg_vec *vec;
-};
-
-enum rpc_msg_type {
-	RPC_CALL = 0,
-	RPC_REPLY = 1,
-};
-
-enum rpc_reply_stat {
-	RPC_MSG_ACCEPTED = 0,
-	RPC_MSG_DENIED = 1,
-};
-
-enum rpc_reject_stat {
-	RPC_MISMATCH = 0,
-	RPC_AUTH_ERROR = 1,
-};
-
-enum {
-	RPC_TASK_RUNNING = 0,
-	RPC_TASK_QUEUED = 1,
-	RPC_TASK_ACTIVE = 2,
-	RPC_TASK_NEED_XMIT = 3,
-	RPC_TASK_NEED_RECV = 4,
-	RPC_TASK_MSG_PIN_WAIT = 5,
-};
-
-struct rpc_sysfs_xprt {
-	struct kobject kobject;
-	struct rpc_xprt *xprt;
-	struct rpc_xprt_switch *xprt_switch;
-};
-
-enum {
-	SUNRPC_PIPEFS_NFS_PRIO = 0,
-	SUNRPC_PIPEFS_RPC_PRIO = 1,
-};
-
-enum {
-	RPC_PIPEFS_MOUNT = 0,
-	RPC_PIPEFS_UMOUNT = 1,
-};
-
-struct rpc_sysfs_xprt_switch {
-	struct kobject kobject;
-	struct net *net;
-	struct rpc_xprt_switch *xprt_switch;
-	struct rpc_xprt *xprt;
-};
-
-struct sunrpc_net {
-	struct proc_dir_entry *proc_net_rpc;
-	struct cache_detail *ip_map_cache;
-	struct cache_detail *unix_gid_cache;
-	struct cache_detail *rsc_cache;
-	struct cache_detail *rsi_cache;
-	struct super_block *pipefs_sb;
-	struct rpc_pipe *gssd_dummy;
-	struct mutex pipefs_sb_lock;
-	struct list_head all_clients;
-	spinlock_t rpc_client_lock;
-	struct rpc_clnt *rpcb_local_clnt;
-	struct rpc_clnt *rpcb_local_clnt4;
-	spinlock_t rpcb_clnt_lock;
-	unsigned int rpcb_users;
-	unsigned int rpcb_is_af_local: 1;
-	struct mutex gssp_lock;
-	struct rpc_clnt *gssp_clnt;
-	int use_gss_proxy;
-	int pipe_version;
-	atomic_t pipe_users;
-	struct proc_dir_entry *use_gssp_proc;
-	struct proc_dir_entry *gss_krb5_enctypes;
-};
-
-struct rpc_cb_add_xprt_calldata {
-	struct rpc_xprt_switch *xps;
-	struct rpc_xprt *xprt;
-};
-
-struct connect_timeout_data {
-	long unsigned int connect_timeout;
-	long unsigned int reconnect_timeout;
-};
-
-enum xprt_xid_rb_cmp {
-	XID_RB_EQUAL = 0,
-	XID_RB_LEFT = 1,
-	XID_RB_RIGHT = 2,
-};
-
-typedef __be32 rpc_fraghdr;
-
-struct xdr_skb_reader {
-	struct sk_buff *skb;
-	unsigned int offset;
-	size_t count;
-	__wsum csum;
-};
-
-typedef size_t (*xdr_skb_read_actor)(struct xdr_skb_reader *, void *, size_t);
-
-struct svc_sock {
-	struct svc_xprt sk_xprt;
-	struct socket *sk_sock;
-	struct sock *sk_sk;
-	void (*sk_ostate)(struct sock *);
-	void (*sk_odata)(struct sock *);
-	void (*sk_owspace)(struct sock *);
-	struct bio_vec *sk_bvec;
-	__be32 sk_marker;
-	u32 sk_tcplen;
-	u32 sk_datalen;
-	struct page_frag_cache sk_frag_cache;
-	struct completion sk_handshake_done;
-	struct page *sk_pages[259];
-};
-
-struct sock_xprt {
-	struct rpc_xprt xprt;
-	struct socket *sock;
-	struct sock *inet;
-	struct file *file;
-	struct {
-		struct {
-			__be32 fraghdr;
-			__be32 xid;
-			__be32 calldir;
-		};
-		u32 offset;
-		u32 len;
-		long unsigned int copied;
-	} recv;
-	struct {
-		u32 offset;
-	} xmit;
-	long unsigned int sock_state;
-	struct delayed_work connect_worker;
-	struct work_struct error_worker;
-	struct work_struct recv_worker;
-	struct mutex recv_mutex;
-	struct completion handshake_done;
-	struct __kernel_sockaddr_storage srcaddr;
-	short unsigned int srcport;
-	int xprt_err;
-	struct rpc_clnt *clnt;
-	size_t rcvsize;
-	size_t sndsize;
-	struct rpc_timeout tcp_timeout;
-	void (*old_data_ready)(struct sock *);
-	void (*old_state_change)(struct sock *);
-	void (*old_write_space)(struct sock *);
-	void (*old_error_report)(struct sock *);
-};
-
-enum {
-	TLS_RECORD_TYPE_CHANGE_CIPHER_SPEC = 20,
-	TLS_RECORD_TYPE_ALERT = 21,
-	TLS_RECORD_TYPE_HANDSHAKE = 22,
-	TLS_RECORD_TYPE_DATA = 23,
-	TLS_RECORD_TYPE_HEARTBEAT = 24,
-	TLS_RECORD_TYPE_TLS12_CID = 25,
-	TLS_RECORD_TYPE_ACK = 26,
-};
-
-enum {
-	TLS_ALERT_LEVEL_WARNING = 1,
-	TLS_ALERT_LEVEL_FATAL = 2,
-};
-
-typedef void (*tls_done_func_t)(void *, int, key_serial_t);
-
-struct tls_handshake_args {
-	struct socket *ta_sock;
-	tls_done_func_t ta_done;
-	void *ta_data;
-	const char *ta_peername;
-	unsigned int ta_timeout_ms;
-	key_serial_t ta_keyring;
-	key_serial_t ta_my_cert;
-	key_serial_t ta_my_privkey;
-	unsigned int ta_num_peerids;
-	key_serial_t ta_my_peerids[5];
-};
-
-struct rpc_buffer {
-	size_t len;
-	char data[0];
-};
-
-struct trace_event_raw_rpc_xdr_buf_class {
-	struct trace_entry ent;
-	unsigned int task_id;
-	unsigned int client_id;
-	const void *head_base;
-	size_t head_len;
-	const void *tail_base;
-	size_t tail_len;
-	unsigned int page_base;
-	unsigned int page_len;
-	unsigned int msg_len;
-	char __data[0];
-};
-
-struct trace_event_raw_rpc_clnt_class {
-	struct trace_entry ent;
-	unsigned int client_id;
-	char __data[0];
-};
-
-struct trace_event_raw_rpc_clnt_new {
-	struct trace_entry ent;
-	unsigned int client_id;
-	long unsigned int xprtsec;
-	long unsigned int flags;
-	u32 __data_loc_program;
-	u32 __data_loc_server;
-	u32 __data_loc_addr;
-	u32 __data_loc_port;
-	char __data[0];
-};
-
-struct trace_event_raw_rpc_clnt_new_err {
-	struct trace_entry ent;
-	int error;
-	u32 __data_loc_program;
-	u32 __data_loc_server;
-	char __data[0];
-};
-
-struct trace_event_raw_rpc_clnt_clone_err {
-	struct trace_entry ent;
-	unsigned int client_id;
-	int error;
-	char __data[0];
-};
-
-struct trace_event_raw_rpc_task_status {
-	struct trace_entry ent;
-	unsigned int task_id;
-	unsigned int client_id;
-	int status;
-	char __data[0];
-};
-
-struct trace_event_raw_rpc_request {
-	struct trace_entry ent;
-	unsigned int task_id;
-	unsigned int client_id;
-	int version;
-	bool async;
-	u32 __data_loc_progname;
-	u32 __data_loc_procname;
-	char __data[0];
-};
-
-struct trace_event_raw_rpc_task_running {
-	struct trace_entry ent;
-	unsigned int task_id;
-	unsigned int client_id;
-	const void *action;
-	long unsigned int runstate;
-	int status;
-	short unsigned int flags;
-	char __data[0];
-};
-
-struct trace_event_raw_rpc_task_queued {
-	struct trace_entry ent;
-	unsigned int task_id;
-	unsigned int client_id;
-	long unsigned int timeout;
-	long unsigned int runstate;
-	int status;
-	short unsigned int flags;
-	u32 __data_loc_q_name;
-	char __data[0];
-};
-
-struct trace_event_raw_rpc_failure {
-	struct trace_entry ent;
-	unsigned int task_id;
-	unsigned int client_id;
-	char __data[0];
-};
-
-struct trace_event_raw_rpc_reply_event {
-	struct trace_entry ent;
-	unsigned int task_id;
-	unsigned int client_id;
-	u32 xid;
-	u32 __data_loc_progname;
-	u32 version;
-	u32 __data_loc_procname;
-	u32 __data_loc_servername;
-	char __data[0];
-};
-
-struct trace_event_raw_rpc_buf_alloc {
-	struct trace_entry ent;
-	unsigned int task_id;
-	unsigned int client_id;
-	size_t callsize;
-	size_t recvsize;
-	int status;
-	char __data[0];
-};
-
-struct trace_event_raw_rpc_call_rpcerror {
-	struct trace_entry ent;
-	unsigned int task_id;
-	unsigned int client_id;
-	int tk_status;
-	int rpc_status;
-	char __data[0];
-};
-
-struct trace_event_raw_rpc_stats_latency {
-	struct trace_entry ent;
-	unsigned int task_id;
-	unsigned int client_id;
-	u32 xid;
-	int version;
-	u32 __data_loc_progname;
-	u32 __data_loc_procname;
-	long unsigned int backlog;
-	long unsigned int rtt;
-	long unsigned int execute;
-	u32 xprt_id;
-	char __data[0];
-};
-
-struct trace_event_raw_rpc_xdr_overflow {
-	struct trace_entry ent;
-	unsigned int task_id;
-	unsigned int client_id;
-	int version;
-	size_t requested;
-	const void *end;
-	const void *p;
-	const void *head_base;
-	size_t head_len;
-	const void *tail_base;
-	size_t tail_len;
-	unsigned int page_len;
-	unsigned int len;
-	u32 __data_loc_progname;
-	u32 __data_loc_procedure;
-	char __data[0];
-};
-
-struct trace_event_raw_rpc_xdr_alignment {
-	struct trace_entry ent;
-	unsigned int task_id;
-	unsigned int client_id;
-	int version;
-	size_t offset;
-	unsigned int copied;
-	const void *head_base;
-	size_t head_len;
-	const void *tail_base;
-	size_t tail_len;
-	unsigned int page_len;
-	unsigned int len;
-	u32 __data_loc_progname;
-	u32 __data_loc_procedure;
-	char __data[0];
-};
-
-struct trace_event_raw_xs_socket_event {
-	struct trace_entry ent;
-	unsigned int socket_state;
-	unsigned int sock_state;
-	long long unsigned int ino;
-	__u8 saddr[28];
-	__u8 daddr[28];
-	char __data[0];
-};
-
-struct trace_event_raw_xs_socket_event_done {
-	struct trace_entry ent;
-	int error;
-	unsigned int socket_state;
-	unsigned int sock_state;
-	long long unsigned int ino;
-	__u8 saddr[28];
-	__u8 daddr[28];
-	char __data[0];
-};
-
-struct trace_event_raw_rpc_socket_nospace {
-	struct trace_entry ent;
-	unsigned int task_id;
-	unsigned int client_id;
-	unsigned int total;
-	unsigned int remaining;
-	char __data[0];
-};
-
-struct trace_event_raw_rpc_xprt_lifetime_class {
-	struct trace_entry ent;
-	long unsigned int state;
-	u32 __data_loc_addr;
-	u32 __data_loc_port;
-	char __data[0];
-};
-
-struct trace_event_raw_rpc_xprt_event {
-	struct trace_entry ent;
-	u32 xid;
-	int status;
-	u32 __data_loc_addr;
-	u32 __data_loc_port;
-	char __data[0];
-};
-
-struct trace_event_raw_xprt_transmit {
-	struct trace_entry ent;
-	unsigned int task_id;
-	unsigned int client_id;
-	u32 xid;
-	u32 seqno;
-	int status;
-	char __data[0];
-};
-
-struct trace_event_raw_xprt_retransmit {
-	struct trace_entry ent;
-	unsigned int task_id;
-	unsigned int client_id;
-	u32 xid;
-	int ntrans;
-	int version;
-	long unsigned int timeout;
-	u32 __data_loc_progname;
-	u32 __data_loc_procname;
-	char __data[0];
-};
-
-struct trace_event_raw_xprt_ping {
-	struct trace_entry ent;
-	int status;
-	u32 __data_loc_addr;
-	u32 __data_loc_port;
-	char __data[0];
-};
-
-struct trace_event_raw_xprt_writelock_event {
-	struct trace_entry ent;
-	unsigned int task_id;
-	unsigned int client_id;
-	unsigned int snd_task_id;
-	char __data[0];
-};
-
-struct trace_event_raw_xprt_cong_event {
-	struct trace_entry ent;
-	unsigned int task_id;
-	unsigned int client_id;
-	unsigned int snd_task_id;
-	long unsigned int cong;
-	long unsigned int cwnd;
-	bool wait;
-	char __data[0];
-};
-
-struct trace_event_raw_xprt_reserve {
-	struct trace_entry ent;
-	unsigned int task_id;
-	unsigned int client_id;
-	u32 xid;
-	char __data[0];
-};
-
-struct trace_event_raw_xs_data_ready {
-	struct trace_entry ent;
-	u32 __data_loc_addr;
-	u32 __data_loc_port;
-	char __data[0];
-};
-
-struct trace_event_raw_xs_stream_read_data {
-	struct trace_entry ent;
-	ssize_t err;
-	size_t total;
-	u32 __data_loc_addr;
-	u32 __data_loc_port;
-	char __data[0];
-};
-
-struct trace_event_raw_xs_stream_read_request {
-	struct trace_entry ent;
-	u32 __data_loc_addr;
-	u32 __data_loc_port;
-	u32 xid;
-	long unsigned int copied;
-	unsigned int reclen;
-	unsigned int offset;
-	char __data[0];
-};
-
-struct trace_event_raw_rpcb_getport {
-	struct trace_entry ent;
-	unsigned int task_id;
-	unsigned int client_id;
-	unsigned int program;
-	unsigned int version;
-	int protocol;
-	unsigned int bind_version;
-	u32 __data_loc_servername;
-	char __data[0];
-};
-
-struct trace_event_raw_rpcb_setport {
-	struct trace_entry ent;
-	unsigned int task_id;
-	unsigned int client_id;
-	int status;
-	short unsigned int port;
-	char __data[0];
-};
-
-struct trace_event_raw_pmap_register {
-	struct trace_entry ent;
-	unsigned int program;
-	unsigned int version;
-	int protocol;
-	unsigned int port;
-	char __data[0];
-};
-
-struct trace_event_raw_rpcb_register {
-	struct trace_entry ent;
-	unsigned int program;
-	unsigned int version;
-	u32 __data_loc_addr;
-	u32 __data_loc_netid;
-	char __data[0];
-};
-
-struct trace_event_raw_rpcb_unregister {
-	struct trace_entry ent;
-	unsigned int program;
-	unsigned int version;
-	u32 __data_loc_netid;
-	char __data[0];
-};
-
-struct trace_event_raw_rpc_tls_class {
-	struct trace_entry ent;
-	long unsigned int requested_policy;
-	u32 version;
-	u32 __data_loc_servername;
-	u32 __data_loc_progname;
-	char __data[0];
-};
-
-struct trace_event_raw_svc_xdr_msg_class {
-	struct trace_entry ent;
-	u32 xid;
-	const void *head_base;
-	size_t head_len;
-	const void *tail_base;
-	size_t tail_len;
-	unsigned int page_len;
-	unsigned int msg_len;
-	char __data[0];
-};
-
-struct trace_event_raw_svc_xdr_buf_class {
-	struct trace_entry ent;
-	u32 xid;
-	const void *head_base;
-	size_t head_len;
-	const void *tail_base;
-	size_t tail_len;
-	unsigned int page_base;
-	unsigned int page_len;
-	unsigned int msg_len;
-	char __data[0];
-};
-
-struct trace_event_raw_svc_authenticate {
-	struct trace_entry ent;
-	u32 __data_loc_server;
-	u32 __data_loc_client;
-	unsigned int netns_ino;
-	u32 xid;
-	long unsigned int svc_status;
-	long unsigned int auth_stat;
-	char __data[0];
-};
-
-struct trace_event_raw_svc_process {
-	struct trace_entry ent;
-	u32 xid;
-	u32 vers;
-	u32 proc;
-	u32 __data_loc_service;
-	u32 __data_loc_procedure;
-	u32 __data_loc_addr;
-	char __data[0];
-};
-
-struct trace_event_raw_svc_rqst_event {
-	struct trace_entry ent;
-	u32 __data_loc_server;
-	u32 __data_loc_client;
-	unsigned int netns_ino;
-	u32 xid;
-	long unsigned int flags;
-	char __data[0];
-};
-
-struct trace_event_raw_svc_rqst_status {
-	struct trace_entry ent;
-	u32 __data_loc_server;
-	u32 __data_loc_client;
-	unsigned int netns_ino;
-	u32 xid;
-	int status;
-	long unsigned int flags;
-	char __data[0];
-};
-
-struct trace_event_raw_svc_replace_page_err {
-	struct trace_entry ent;
-	u32 __data_loc_server;
-	u32 __data_loc_client;
-	unsigned int netns_ino;
-	u32 xid;
-	const void *begin;
-	const void *respages;
-	const void *nextpage;
-	char __data[0];
-};
-
-struct trace_event_raw_svc_stats_latency {
-	struct trace_entry ent;
-	u32 __data_loc_server;
-	u32 __data_loc_client;
-	unsigned int netns_ino;
-	u32 xid;
-	long unsigned int execute;
-	u32 __data_loc_procedure;
-	char __data[0];
-};
-
-struct trace_event_raw_svc_xprt_create_err {
-	struct trace_entry ent;
-	long int error;
-	u32 __data_loc_program;
-	u32 __data_loc_protocol;
-	u32 __data_loc_addr;
-	char __data[0];
-};
-
-struct trace_event_raw_svc_xprt_enqueue {
-	struct trace_entry ent;
-	u32 __data_loc_server;
-	u32 __data_loc_client;
-	long unsigned int flags;
-	unsigned int netns_ino;
-	char __data[0];
-};
-
-struct trace_event_raw_svc_xprt_dequeue {
-	struct trace_entry ent;
-	u32 __data_loc_server;
-	u32 __data_loc_client;
-	long unsigned int flags;
-	unsigned int netns_ino;
-	long unsigned int wakeup;
-	char __data[0];
-};
-
-struct trace_event_raw_svc_xprt_event {
-	struct trace_entry ent;
-	u32 __data_loc_server;
-	u32 __data_loc_client;
-	long unsigned int flags;
-	unsigned int netns_ino;
-	char __data[0];
-};
-
-struct trace_event_raw_svc_xprt_accept {
-	struct trace_entry ent;
-	u32 __data_loc_server;
-	u32 __data_loc_client;
-	long unsigned int flags;
-	unsigned int netns_ino;
-	u32 __data_loc_protocol;
-	u32 __data_loc_service;
-	char __data[0];
-};
-
-struct trace_event_raw_svc_wake_up {
-	struct trace_entry ent;
-	int pid;
-	char __data[0];
-};
-
-struct trace_event_raw_svc_alloc_arg_err {
-	struct trace_entry ent;
-	unsigned int requested;
-	unsigned int allocated;
-	char __data[0];
-};
-
-struct trace_event_raw_svc_deferred_event {
-	struct trace_entry ent;
-	const void *dr;
-	u32 xid;
-	u32 __data_loc_addr;
-	char __data[0];
-};
-
-struct trace_event_raw_svcsock_lifetime_class {
-	struct trace_entry ent;
-	unsigned int netns_ino;
-	const void *svsk;
-	const void *sk;
-	long unsigned int type;
-	long unsigned int family;
-	long unsigned int state;
-	char __data[0];
-};
-
-struct trace_event_raw_svcsock_marker {
-	struct trace_entry ent;
-	unsigned int length;
-	bool last;
-	u32 __data_loc_addr;
-	char __data[0];
-};
-
-struct trace_event_raw_svcsock_class {
-	struct trace_entry ent;
-	ssize_t result;
-	long unsigned int flags;
-	u32 __data_loc_addr;
-	char __data[0];
-};
-
-struct trace_event_raw_svcsock_tcp_recv_short {
-	struct trace_entry ent;
-	u32 expected;
-	u32 received;
-	long unsigned int flags;
-	u32 __data_loc_addr;
-	char __data[0];
-};
-
-struct trace_event_raw_svcsock_tcp_state {
-	struct trace_entry ent;
-	long unsigned int socket_state;
-	long unsigned int sock_state;
-	long unsigned int flags;
-	u32 __data_loc_addr;
-	char __data[0];
-};
-
-struct trace_event_raw_svcsock_accept_class {
-	struct trace_entry ent;
-	long int status;
-	u32 __data_loc_service;
-	unsigned int netns_ino;
-	char __data[0];
-};
-
-struct trace_event_raw_cache_event {
-	struct trace_entry ent;
-	const struct cache_head *h;
-	u32 __data_loc_name;
-	char __data[0];
-};
-
-struct trace_event_raw_register_class {
-	struct trace_entry ent;
-	u32 version;
-	long unsigned int family;
-	short unsigned int protocol;
-	short unsigned int port;
-	int error;
-	u32 __data_loc_program;
-	char __data[0];
-};
-
-struct trace_event_raw_svc_unregister {
-	struct trace_entry ent;
-	u32 version;
-	int error;
-	u32 __data_loc_program;
-	char __data[0];
-};
-
-struct trace_event_data_offsets_rpc_xdr_buf_class {};
-
-struct trace_event_data_offsets_rpc_clnt_class {};
-
-struct trace_event_data_offsets_rpc_clnt_new {
-	u32 program;
-	const void *program_ptr_;
-	u32 server;
-	const void *server_ptr_;
-	u32 addr;
-	const void *addr_ptr_;
-	u32 port;
-	const void *port_ptr_;
-};
-
-struct trace_event_data_offsets_rpc_clnt_new_err {
-	u32 program;
-	const void *program_ptr_;
-	u32 server;
-	const void *server_ptr_;
-};
-
-struct trace_event_data_offsets_rpc_clnt_clone_err {};
-
-struct trace_event_data_offsets_rpc_task_status {};
-
-struct trace_event_data_offsets_rpc_request {
-	u32 progname;
-	const void *progname_ptr_;
-	u32 procname;
-	const void *procname_ptr_;
-};
-
-struct trace_event_data_offsets_rpc_task_running {};
-
-struct trace_event_data_offsets_rpc_task_queued {
-	u32 q_name;
-	const void *q_name_ptr_;
-};
-
-struct trace_event_data_offsets_rpc_failure {};
-
-struct trace_event_data_offsets_rpc_reply_event {
-	u32 progname;
-	const void *progname_ptr_;
-	u32 procname;
-	const void *procname_ptr_;
-	u32 servername;
-	const void *servername_ptr_;
-};
-
-struct trace_event_data_offsets_rpc_buf_alloc {};
-
-struct trace_event_data_offsets_rpc_call_rpcerror {};
-
-struct trace_event_data_offsets_rpc_stats_latency {
-	u32 progname;
-	const void *progname_ptr_;
-	u32 procname;
-	const void *procname_ptr_;
-};
-
-struct trace_event_data_offsets_rpc_xdr_overflow {
-	u32 progname;
-	const void *progname_ptr_;
-	u32 procedure;
-	const void *procedure_ptr_;
-};
-
-struct trace_event_data_offsets_rpc_xdr_alignment {
-	u32 progname;
-	const void *progname_ptr_;
-	u32 procedure;
-	const void *procedure_ptr_;
-};
-
-struct trace_event_data_offsets_xs_socket_event {};
-
-struct trace_event_data_offsets_xs_socket_event_done {};
-
-struct trace_event_data_offsets_rpc_socket_nospace {};
-
-struct trace_event_data_offsets_rpc_xprt_lifetime_class {
-	u32 addr;
-	const void *addr_ptr_;
-	u32 port;
-	const void *port_ptr_;
-};
-
-struct trace_event_data_offsets_rpc_xprt_event {
-	u32 addr;
-	const void *addr_ptr_;
-	u32 port;
-	const void *port_ptr_;
-};
-
-struct trace_event_data_offsets_xprt_transmit {};
-
-struct trace_event_data_offsets_xprt_retransmit {
-	u32 progname;
-	const void *progname_ptr_;
-	u32 procname;
-	const void *procname_ptr_;
-};
-
-struct trace_event_data_offsets_xprt_ping {
-	u32 addr;
-	const void *addr_ptr_;
-	u32 port;
-	const void *port_ptr_;
-};
-
-struct trace_event_data_offsets_xprt_writelock_event {};
-
-struct trace_event_data_offsets_xprt_cong_event {};
-
-struct trace_event_data_offsets_xprt_reserve {};
-
-struct trace_event_data_offsets_xs_data_ready {
-	u32 addr;
-	const void *addr_ptr_;
-	u32 port;
-	const void *port_ptr_;
-};
-
-struct trace_event_data_offsets_xs_stream_read_data {
-	u32 addr;
-	const void *addr_ptr_;
-	u32 port;
-	const void *port_ptr_;
-};
-
-struct trace_event_data_offsets_xs_stream_read_request {
-	u32 addr;
-	const void *addr_ptr_;
-	u32 port;
-	const void *port_ptr_;
-};
-
-struct trace_event_data_offsets_rpcb_getport {
-	u32 servername;
-	const void *servername_ptr_;
-};
-
-struct trace_event_data_offsets_rpcb_setport {};
-
-struct trace_event_data_offsets_pmap_register {};
-
-struct trace_event_data_offsets_rpcb_register {
-	u32 addr;
-	const void *addr_ptr_;
-	u32 netid;
-	const void *netid_ptr_;
-};
-
-struct trace_event_data_offsets_rpcb_unregister {
-	u32 netid;
-	const void *netid_ptr_;
-};
-
-struct trace_event_data_offsets_rpc_tls_class {
-	u32 servername;
-	const void *servername_ptr_;
-	u32 progname;
-	const void *progname_ptr_;
-};
-
-struct trace_event_data_offsets_svc_xdr_msg_class {};
-
-struct trace_event_data_offsets_svc_xdr_buf_class {};
-
-struct trace_event_data_offsets_svc_authenticate {
-	u32 server;
-	const void *server_ptr_;
-	u32 client;
-	const void *client_ptr_;
-};
-
-struct trace_event_data_offsets_svc_process {
-	u32 service;
-	const void *service_ptr_;
-	u32 procedure;
-	const void *procedure_ptr_;
-	u32 addr;
-	const void *addr_ptr_;
-};
-
-struct trace_event_data_offsets_svc_rqst_event {
-	u32 server;
-	const void *server_ptr_;
-	u32 client;
-	const void *client_ptr_;
-};
-
-struct trace_event_data_offsets_svc_rqst_status {
-	u32 server;
-	const void *server_ptr_;
-	u32 client;
-	const void *client_ptr_;
-};
-
-struct trace_event_data_offsets_svc_replace_page_err {
-	u32 server;
-	const void *server_ptr_;
-	u32 client;
-	const void *client_ptr_;
-};
-
-struct trace_event_data_offsets_svc_stats_latency {
-	u32 server;
-	const void *server_ptr_;
-	u32 client;
-	const void *client_ptr_;
-	u32 procedure;
-	const void *procedure_ptr_;
-};
-
-struct trace_event_data_offsets_svc_xprt_create_err {
-	u32 program;
-	const void *program_ptr_;
-	u32 protocol;
-	const void *protocol_ptr_;
-	u32 addr;
-	const void *addr_ptr_;
-};
-
-struct trace_event_data_offsets_svc_xprt_enqueue {
-	u32 server;
-	const void *server_ptr_;
-	u32 client;
-	const void *client_ptr_;
-};
-
-struct trace_event_data_offsets_svc_xprt_dequeue {
-	u32 server;
-	const void *server_ptr_;
-	u32 client;
-	const void *client_ptr_;
-};
-
-struct trace_event_data_offsets_svc_xprt_event {
-	u32 server;
-	const void *server_ptr_;
-	u32 client;
-	const void *client_ptr_;
-};
-
-struct trace_event_data_offsets_svc_xprt_accept {
-	u32 server;
-	const void *server_ptr_;
-	u32 client;
-	const void *client_ptr_;
-	u32 protocol;
-	const void *protocol_ptr_;
-	u32 service;
-	const void *service_ptr_;
-};
-
-struct trace_event_data_offsets_svc_wake_up {};
-
-struct trace_event_data_offsets_svc_alloc_arg_err {};
-
-struct trace_event_data_offsets_svc_deferred_event {
-	u32 addr;
-	const void *addr_ptr_;
-};
-
-struct trace_event_data_offsets_svcsock_lifetime_class {};
-
-struct trace_event_data_offsets_svcsock_marker {
-	u32 addr;
-	const void *addr_ptr_;
-};
-
-struct trace_event_data_offsets_svcsock_class {
-	u32 addr;
-	const void *addr_ptr_;
-};
-
-struct trace_event_data_offsets_svcsock_tcp_recv_short {
-	u32 addr;
-	const void *addr_ptr_;
-};
-
-struct trace_event_data_offsets_svcsock_tcp_state {
-	u32 addr;
-	const void *addr_ptr_;
-};
-
-struct trace_event_data_offsets_svcsock_accept_class {
-	u32 service;
-	const void *service_ptr_;
-};
-
-struct trace_event_data_offsets_cache_event {
-	u32 name;
-	const void *name_ptr_;
-};
-
-struct trace_event_data_offsets_register_class {
-	u32 program;
-	const void *program_ptr_;
-};
-
-struct trace_event_data_offsets_svc_unregister {
-	u32 program;
-	const void *program_ptr_;
-};
-
-typedef void (*btf_trace_rpc_xdr_sendto)(void *, const struct rpc_task *, const struct xdr_buf *);
-
-typedef void (*btf_trace_rpc_xdr_recvfrom)(void *, const struct rpc_task *, const struct xdr_buf *);
-
-typedef void (*btf_trace_rpc_xdr_reply_pages)(void *, const struct rpc_task *, const struct xdr_buf *);
-
-typedef void (*btf_trace_rpc_clnt_free)(void *, const struct rpc_clnt *);
-
-typedef void (*btf_trace_rpc_clnt_killall)(void *, const struct rpc_clnt *);
-
-typedef void (*btf_trace_rpc_clnt_shutdown)(void *, const struct rpc_clnt *);
-
-typedef void (*btf_trace_rpc_clnt_release)(void *, const struct rpc_clnt *);
-
-typedef void (*btf_trace_rpc_clnt_replace_xprt)(void *, const struct rpc_clnt *);
-
-typedef void (*btf_trace_rpc_clnt_replace_xprt_err)(void *, const struct rpc_clnt *);
-
-typedef void (*btf_trace_rpc_clnt_new)(void *, const struct rpc_clnt *, const struct rpc_xprt *, const struct rpc_create_args *);
-
-typedef void (*btf_trace_rpc_clnt_new_err)(void *, const char *, const char *, int);
-
-typedef void (*btf_trace_rpc_clnt_clone_err)(void *, const struct rpc_clnt *, int);
-
-typedef void (*btf_trace_rpc_call_status)(void *, const struct rpc_task *);
-
-typedef void (*btf_trace_rpc_connect_status)(void *, const struct rpc_task *);
-
-typedef void (*btf_trace_rpc_timeout_status)(void *, const struct rpc_task *);
-
-typedef void (*btf_trace_rpc_retry_refresh_status)(void *, const struct rpc_task *);
-
-typedef void (*btf_trace_rpc_refresh_status)(void *, const struct rpc_task *);
-
-typedef void (*btf_trace_rpc_request)(void *, const struct rpc_task *);
-
-typedef void (*btf_trace_rpc_task_begin)(void *, const struct rpc_task *, const void *);
-
-typedef void (*btf_trace_rpc_task_run_action)(void *, const struct rpc_task *, const void *);
-
-typedef void (*btf_trace_rpc_task_sync_sleep)(void *, const struct rpc_task *, const void *);
-
-typedef void (*btf_trace_rpc_task_sync_wake)(void *, const struct rpc_task *, const void *);
-
-typedef void (*btf_trace_rpc_task_complete)(void *, const struct rpc_task *, const void *);
-
-typedef void (*btf_trace_rpc_task_timeout)(void *, const struct rpc_task *, const void *);
-
-typedef void (*btf_trace_rpc_task_signalled)(void *, const struct rpc_task *, const void *);
-
-typedef void (*btf_trace_rpc_task_end)(void *, const struct rpc_task *, const void *);
-
-typedef void (*btf_trace_rpc_task_call_done)(void *, const struct rpc_task *, const void *);
-
-typedef void (*btf_trace_rpc_task_sleep)(void *, const struct rpc_task *, const struct rpc_wait_queue *);
-
-typedef void (*btf_trace_rpc_task_wakeup)(void *, const struct rpc_task *, const struct rpc_wait_queue *);
-
-typedef void (*btf_trace_rpc_bad_callhdr)(void *, const struct rpc_task *);
-
-typedef void (*btf_trace_rpc_bad_verifier)(void *, const struct rpc_task *);
-
-typedef void (*btf_trace_rpc__prog_unavail)(void *, const struct rpc_task *);
-
-typedef void (*btf_trace_rpc__prog_mismatch)(void *, const struct rpc_task *);
-
-typedef void (*btf_trace_rpc__proc_unavail)(void *, const struct rpc_task *);
-
-typedef void (*btf_trace_rpc__garbage_args)(void *, const struct rpc_task *);
-
-typedef void (*btf_trace_rpc__unparsable)(void *, const struct rpc_task *);
-
-typedef void (*btf_trace_rpc__mismatch)(void *, const struct rpc_task *);
-
-typedef void (*btf_trace_rpc__stale_creds)(void *, const struct rpc_task *);
-
-typedef void (*btf_trace_rpc__bad_creds)(void *, const struct rpc_task *);
-
-typedef void (*btf_trace_rpc__auth_tooweak)(void *, const struct rpc_task *);
-
-typedef void (*btf_trace_rpcb_prog_unavail_err)(void *, const struct rpc_task *);
-
-typedef void (*btf_trace_rpcb_timeout_err)(void *, const struct rpc_task *);
-
-typedef void (*btf_trace_rpcb_bind_version_err)(void *, const struct rpc_task *);
-
-typedef void (*btf_trace_rpcb_unreachable_err)(void *, const struct rpc_task *);
-
-typedef void (*btf_trace_rpcb_unrecognized_err)(void *, const struct rpc_task *);
-
-typedef void (*btf_trace_rpc_buf_alloc)(void *, const struct rpc_task *, int);
-
-typedef void (*btf_trace_rpc_call_rpcerror)(void *, const struct rpc_task *, int, int);
-
-typedef void (*btf_trace_rpc_stats_latency)(void *, const struct rpc_task *, ktime_t, ktime_t, ktime_t);
-
-typedef void (*btf_trace_rpc_xdr_overflow)(void *, const struct xdr_stream *, size_t);
-
-typedef void (*btf_trace_rpc_xdr_alignment)(void *, const struct xdr_stream *, size_t, unsigned int);
-
-typedef void (*btf_trace_rpc_socket_state_change)(void *, struct rpc_xprt *, struct socket *);
-
-typedef void (*btf_trace_rpc_socket_connect)(void *, struct rpc_xprt *, struct socket *, int);
-
-typedef void (*btf_trace_rpc_socket_error)(void *, struct rpc_xprt *, struct socket *, int);
-
-typedef void (*btf_trace_rpc_socket_reset_connection)(void *, struct rpc_xprt *, struct socket *, int);
-
-typedef void (*btf_trace_rpc_socket_close)(void *, struct rpc_xprt *, struct socket *);
-
-typedef void (*btf_trace_rpc_socket_shutdown)(void *, struct rpc_xprt *, struct socket *);
-
-typedef void (*btf_trace_rpc_socket_nospace)(void *, const struct rpc_rqst *, const struct sock_xprt *);
-
-typedef void (*btf_trace_xprt_create)(void *, const struct rpc_xprt *);
-
-typedef void (*btf_trace_xprt_connect)(void *, const struct rpc_xprt *);
-
-typedef void (*btf_trace_xprt_disconnect_auto)(void *, const struct rpc_xprt *);
-
-typedef void (*btf_trace_xprt_disconnect_done)(void *, const struct rpc_xprt *);
-
-typedef void (*btf_trace_xprt_disconnect_force)(void *, const struct rpc_xprt *);
-
-typedef void (*btf_trace_xprt_destroy)(void *, const struct rpc_xprt *);
-
-typedef void (*btf_trace_xprt_timer)(void *, const struct rpc_xprt *, __be32, int);
-
-typedef void (*btf_trace_xprt_lookup_rqst)(void *, const struct rpc_xprt *, __be32, int);
-
-typedef void (*btf_trace_xprt_transmit)(void *, const struct rpc_rqst *, int);
-
-typedef void (*btf_trace_xprt_retransmit)(void *, const struct rpc_rqst *);
-
-typedef void (*btf_trace_xprt_ping)(void *, const struct rpc_xprt *, int);
-
-typedef void (*btf_trace_xprt_reserve_xprt)(void *, const struct rpc_xprt *, const struct rpc_task *);
-
-typedef void (*btf_trace_xprt_release_xprt)(void *, const struct rpc_xprt *, const struct rpc_task *);
-
-typedef void (*btf_trace_xprt_reserve_cong)(void *, const struct rpc_xprt *, const struct rpc_task *);
-
-typedef void (*btf_trace_xprt_release_cong)(void *, const struct rpc_xprt *, const struct rpc_task *);
-
-typedef void (*btf_trace_xprt_get_cong)(void *, const struct rpc_xprt *, const struct rpc_task *);
-
-typedef void (*btf_trace_xprt_put_cong)(void *, const struct rpc_xprt *, const struct rpc_task *);
-
-typedef void (*btf_trace_xprt_reserve)(void *, const struct rpc_rqst *);
-
-typedef void (*btf_trace_xs_data_ready)(void *, const struct rpc_xprt *);
-
-typedef void (*btf_trace_xs_stream_read_data)(void *, struct rpc_xprt *, ssize_t, size_t);
-
-typedef void (*btf_trace_xs_stream_read_request)(void *, struct sock_xprt *);
-
-typedef void (*btf_trace_rpcb_getport)(void *, const struct rpc_clnt *, const struct rpc_task *, unsigned int);
-
-typedef void (*btf_trace_rpcb_setport)(void *, const struct rpc_task *, int, short unsigned int);
-
-typedef void (*btf_trace_pmap_register)(void *, u32, u32, int, short unsigned int);
-
-typedef void (*btf_trace_rpcb_register)(void *, u32, u32, const char *, const char *);
-
-typedef void (*btf_trace_rpcb_unregister)(void *, u32, u32, const char *);
-
-typedef void (*btf_trace_rpc_tls_unavailable)(void *, const struct rpc_clnt *, const struct rpc_xprt *);
-
-typedef void (*btf_trace_rpc_tls_not_started)(void *, const struct rpc_clnt *, const struct rpc_xprt *);
-
-typedef void (*btf_trace_svc_xdr_recvfrom)(void *, const struct xdr_buf *);
-
-typedef void (*btf_trace_svc_xdr_sendto)(void *, __be32, const struct xdr_buf *);
-
-typedef void (*btf_trace_svc_authenticate)(void *, const struct svc_rqst *, enum svc_auth_status);
-
-typedef void (*btf_trace_svc_process)(void *, const struct svc_rqst *, const char *);
-
-typedef void (*btf_trace_svc_defer)(void *, const struct svc_rqst *);
-
-typedef void (*btf_trace_svc_drop)(void *, const struct svc_rqst *);
-
-typedef void (*btf_trace_svc_send)(void *, const struct svc_rqst *, int);
-
-typedef void (*btf_trace_svc_replace_page_err)(void *, const struct svc_rqst *);
-
-typedef void (*btf_trace_svc_stats_latency)(void *, const struct svc_rqst *);
-
-typedef void (*btf_trace_svc_xprt_create_err)(void *, const char *, const char *, struct sockaddr *, size_t, const struct svc_xprt *);
-
-typedef void (*btf_trace_svc_xprt_enqueue)(void *, const struct svc_xprt *, long unsigned int);
-
-typedef void (*btf_trace_svc_xprt_dequeue)(void *, const struct svc_rqst *);
-
-typedef void (*btf_trace_svc_xprt_no_write_space)(void *, const struct svc_xprt *);
-
-typedef void (*btf_trace_svc_xprt_close)(void *, const struct svc_xprt *);
-
-typedef void (*btf_trace_svc_xprt_detach)(void *, const struct svc_xprt *);
-
-typedef void (*btf_trace_svc_xprt_free)(void *, const struct svc_xprt *);
-
-typedef void (*btf_trace_svc_tls_start)(void *, const struct svc_xprt *);
-
-typedef void (*btf_trace_svc_tls_upcall)(void *, const struct svc_xprt *);
-
-typedef void (*btf_trace_svc_tls_unavailable)(void *, const struct svc_xprt *);
-
-typedef void (*btf_trace_svc_tls_not_started)(void *, const struct svc_xprt *);
-
-typedef void (*btf_trace_svc_tls_timed_out)(void *, const struct svc_xprt *);
-
-typedef void (*btf_trace_svc_xprt_accept)(void *, const struct svc_xprt *, const char *);
-
-typedef void (*btf_trace_svc_wake_up)(void *, int);
-
-typedef void (*btf_trace_svc_alloc_arg_err)(void *, unsigned int, unsigned int);
-
-typedef void (*btf_trace_svc_defer_drop)(void *, const struct svc_deferred_req *);
-
-typedef void (*btf_trace_svc_defer_queue)(void *, const struct svc_deferred_req *);
-
-typedef void (*btf_trace_svc_defer_recv)(void *, const struct svc_deferred_req *);
-
-typedef void (*btf_trace_svcsock_new)(void *, const void *, const struct socket *);
-
-typedef void (*btf_trace_svcsock_free)(void *, const void *, const struct socket *);
-
-typedef void (*btf_trace_svcsock_marker)(void *, const struct svc_xprt *, __be32);
-
-typedef void (*btf_trace_svcsock_udp_send)(void *, const struct svc_xprt *, ssize_t);
-
-typedef void (*btf_trace_svcsock_udp_recv)(void *, const struct svc_xprt *, ssize_t);
-
-typedef void (*btf_trace_svcsock_udp_recv_err)(void *, const struct svc_xprt *, ssize_t);
-
-typedef void (*btf_trace_svcsock_tcp_send)(void *, const struct svc_xprt *, ssize_t);
-
-typedef void (*btf_trace_svcsock_tcp_recv)(void *, const struct svc_xprt *, ssize_t);
-
-typedef void (*btf_trace_svcsock_tcp_recv_eagain)(void *, const struct svc_xprt *, ssize_t);
-
-typedef void (*btf_trace_svcsock_tcp_recv_err)(void *, const struct svc_xprt *, ssize_t);
-
-typedef void (*btf_trace_svcsock_data_ready)(void *, const struct svc_xprt *, ssize_t);
-
-typedef void (*btf_trace_svcsock_write_space)(void *, const struct svc_xprt *, ssize_t);
-
-typedef void (*btf_trace_svcsock_tcp_recv_short)(void *, const struct svc_xprt *, u32, u32);
-
-typedef void (*btf_trace_svcsock_tcp_state)(void *, const struct svc_xprt *, const struct socket *);
-
-typedef void (*btf_trace_svcsock_accept_err)(void *, const struct svc_xprt *, const char *, long int);
-
-typedef void (*btf_trace_svcsock_getpeername_err)(void *, const struct svc_xprt *, const char *, long int);
-
-typedef void (*btf_trace_cache_entry_expired)(void *, const struct cache_detail *, const struct cache_head *);
-
-typedef void (*btf_trace_cache_entry_upcall)(void *, const struct cache_detail *, const struct cache_head *);
-
-typedef void (*btf_trace_cache_entry_update)(void *, const struct cache_detail *, const struct cache_head *);
-
-typedef void (*btf_trace_cache_entry_make_negative)(void *, const struct cache_detail *, const struct cache_head *);
-
-typedef void (*btf_trace_cache_entry_no_listener)(void *, const struct cache_detail *, const struct cache_head *);
-
-typedef void (*btf_trace_svc_register)(void *, const char *, const u32, const int, const short unsigned int, const short unsigned int, int);
-
-typedef void (*btf_trace_svc_noregister)(void *, const char *, const u32, const int, const short unsigned int, const short unsigned int, int);
-
-typedef void (*btf_trace_svc_unregister)(void *, const char *, const u32, int);
-
-struct rpc_cred_cache {
-	struct hlist_head *hashtable;
-	unsigned int hashbits;
-	spinlock_t lock;
-};
-
-enum {
-	SVC_POOL_AUTO = -1,
-	SVC_POOL_GLOBAL = 0,
-	SVC_POOL_PERCPU = 1,
-	SVC_POOL_PERNODE = 2,
-};
-
-struct svc_pool_map {
-	int count;
-	int mode;
-	unsigned int npools;
-	unsigned int *pool_to;
-	unsigned int *to_pool;
-};
-
-enum {
-	TLS_ALERT_DESC_CLOSE_NOTIFY = 0,
-	TLS_ALERT_DESC_UNEXPECTED_MESSAGE = 10,
-	TLS_ALERT_DESC_BAD_RECORD_MAC = 20,
-	TLS_ALERT_DESC_RECORD_OVERFLOW = 22,
-	TLS_ALERT_DESC_HANDSHAKE_FAILURE = 40,
-	TLS_ALERT_DESC_BAD_CERTIFICATE = 42,
-	TLS_ALERT_DESC_UNSUPPORTED_CERTIFICATE = 43,
-	TLS_ALERT_DESC_CERTIFICATE_REVOKED = 44,
-	TLS_ALERT_DESC_CERTIFICATE_EXPIRED = 45,
-	TLS_ALERT_DESC_CERTIFICATE_UNKNOWN = 46,
-	TLS_ALERT_DESC_ILLEGAL_PARAMETER = 47,
-	TLS_ALERT_DESC_UNKNOWN_CA = 48,
-	TLS_ALERT_DESC_ACCESS_DENIED = 49,
-	TLS_ALERT_DESC_DECODE_ERROR = 50,
-	TLS_ALERT_DESC_DECRYPT_ERROR = 51,
-	TLS_ALERT_DESC_TOO_MANY_CIDS_REQUESTED = 52,
-	TLS_ALERT_DESC_PROTOCOL_VERSION = 70,
-	TLS_ALERT_DESC_INSUFFICIENT_SECURITY = 71,
-	TLS_ALERT_DESC_INTERNAL_ERROR = 80,
-	TLS_ALERT_DESC_INAPPROPRIATE_FALLBACK = 86,
-	TLS_ALERT_DESC_USER_CANCELED = 90,
-	TLS_ALERT_DESC_MISSING_EXTENSION = 109,
-	TLS_ALERT_DESC_UNSUPPORTED_EXTENSION = 110,
-	TLS_ALERT_DESC_UNRECOGNIZED_NAME = 112,
-	TLS_ALERT_DESC_BAD_CERTIFICATE_STATUS_RESPONSE = 113,
-	TLS_ALERT_DESC_UNKNOWN_PSK_IDENTITY = 115,
-	TLS_ALERT_DESC_CERTIFICATE_REQUIRED = 116,
-	TLS_ALERT_DESC_NO_APPLICATION_PROTOCOL = 120,
-};
-
-enum {
-	SUNRPC_MAX_UDP_SENDPAGES = 11,
-};
-
-enum {
-	SVC_HANDSHAKE_TO = 5000,
-};
-
-enum {
-	CACHE_VALID = 0,
-	CACHE_NEGATIVE = 1,
-	CACHE_PENDING = 2,
-	CACHE_CLEANED = 3,
-};
-
-struct unix_domain {
-	struct auth_domain h;
-};
-
-struct ip_map {
-	struct cache_head h;
-	char m_class[8];
-	struct in6_addr m_addr;
-	struct unix_domain *m_client;
-	struct callback_head m_rcu;
-};
-
-struct unix_gid {
-	struct cache_head h;
-	kuid_t uid;
-	struct group_info *gi;
-	struct callback_head rcu;
-};
-
-enum {
-	RPCBPROC_NULL = 0,
-	RPCBPROC_SET = 1,
-	RPCBPROC_UNSET = 2,
-	RPCBPROC_GETPORT = 3,
-	RPCBPROC_GETADDR = 3,
-	RPCBPROC_DUMP = 4,
-	RPCBPROC_CALLIT = 5,
-	RPCBPROC_BCAST = 5,
-	RPCBPROC_GETTIME = 6,
-	RPCBPROC_UADDR2TADDR = 7,
-	RPCBPROC_TADDR2UADDR = 8,
-	RPCBPROC_GETVERSADDR = 9,
-	RPCBPROC_INDIRECT = 10,
-	RPCBPROC_GETADDRLIST = 11,
-	RPCBPROC_GETSTAT = 12,
-};
-
-struct rpcbind_args {
-	struct rpc_xprt *r_xprt;
-	u32 r_prog;
-	u32 r_vers;
-	u32 r_prot;
-	short unsigned int r_port;
-	const char *r_netid;
-	const char *r_addr;
-	const char *r_owner;
-	int r_status;
-};
-
-struct rpcb_info {
-	u32 rpc_vers;
-	const struct rpc_procinfo *rpc_proc;
-};
-
-struct thread_deferred_req {
-	struct cache_deferred_req handle;
-	struct completion completion;
-};
-
-struct cache_queue {
-	struct list_head list;
-	int reader;
-};
-
-struct cache_request {
-	struct cache_queue q;
-	struct cache_head *item;
-	char *buf;
-	int len;
-	int readers;
-};
-
-struct cache_reader {
-	struct cache_queue q;
-	int offset;
-};
-
-struct rpc_filelist {
-	const char *name;
-	const struct file_operations *i_fop;
-	umode_t mode;
-};
-
-enum {
-	RPCAUTH_info = 0,
-	RPCAUTH_EOF = 1,
-};
-
-enum {
-	RPCAUTH_lockd = 0,
-	RPCAUTH_mount = 1,
-	RPCAUTH_nfs = 2,
-	RPCAUTH_portmap = 3,
-	RPCAUTH_statd = 4,
-	RPCAUTH_nfsd4_cb = 5,
-	RPCAUTH_cache = 6,
-	RPCAUTH_nfsd = 7,
-	RPCAUTH_gssd = 8,
-	RPCAUTH_RootEOF = 9,
-};
-
-struct xprt_addr {
-	const char *addr;
-	struct callback_head rcu;
-};
-
-struct svc_info {
-	struct svc_serv *serv;
-	struct mutex *mutex;
-};
-
-struct svc_xpt_user {
-	struct list_head list;
-	void (*callback)(struct svc_xpt_user *);
-};
-
-typedef struct rpc_xprt * (*xprt_switch_find_xprt_t)(struct rpc_xprt_switch *, const struct rpc_xprt *);
-
-enum rpc_gss_proc {
-	RPC_GSS_PROC_DATA = 0,
-	RPC_GSS_PROC_INIT = 1,
-	RPC_GSS_PROC_CONTINUE_INIT = 2,
-	RPC_GSS_PROC_DESTROY = 3,
-};
-
-enum rpc_gss_svc {
-	RPC_GSS_SVC_NONE = 1,
-	RPC_GSS_SVC_INTEGRITY = 2,
-	RPC_GSS_SVC_PRIVACY = 3,
-};
-
-struct gss_cl_ctx {
-	refcount_t count;
-	enum rpc_gss_proc gc_proc;
-	u32 gc_seq;
-	u32 gc_seq_xmit;
-	spinlock_t gc_seq_lock;
-	struct gss_ctx *gc_gss_ctx;
-	struct xdr_netobj gc_wire_ctx;
-	struct xdr_netobj gc_acceptor;
-	u32 gc_win;
-	long unsigned int gc_expiry;
-	struct callback_head gc_rcu;
-};
-
-struct gss_upcall_msg;
-
-struct gss_cred {
-	struct rpc_cred gc_base;
-	enum rpc_gss_svc gc_service;
-	struct gss_cl_ctx *gc_ctx;
-	struct gss_upcall_msg *gc_upcall;
-	const char *gc_principal;
-	long unsigned int gc_upcall_timestamp;
-};
-
-struct gss_auth;
-
-struct gss_upcall_msg {
-	refcount_t count;
-	kuid_t uid;
-	const char *service_name;
-	struct rpc_pipe_msg msg;
-	struct list_head list;
-	struct gss_auth *auth;
-	struct rpc_pipe *pipe;
-	struct rpc_wait_queue rpc_waitqueue;
-	wait_queue_head_t waitqueue;
-	struct gss_cl_ctx *ctx;
-	char databuf[256];
-};
-
-typedef unsigned int OM_uint32;
-
-struct gss_pipe {
-	struct rpc_pipe_dir_object pdo;
-	struct rpc_pipe *pipe;
-	struct rpc_clnt *clnt;
-	const char *name;
-	struct kref kref;
-};
-
-struct gss_auth {
-	struct kref kref;
-	struct hlist_node hash;
-	struct rpc_auth rpc_auth;
-	struct gss_api_mech *mech;
-	enum rpc_gss_svc service;
-	struct rpc_clnt *client;
-	struct net *net;
-	netns_tracker ns_tracker;
-	struct gss_pipe *gss_pipe[2];
-	const char *target_name;
-};
-
-struct gss_alloc_pdo {
-	struct rpc_clnt *clnt;
-	const char *name;
-	const struct rpc_pipe_ops *upcall_ops;
-};
-
-struct rpc_gss_wire_cred {
-	u32 gc_v;
-	u32 gc_proc;
-	u32 gc_seq;
-	u32 gc_svc;
-	struct xdr_netobj gc_ctx;
-};
-
-struct gssp_in_token {
-	struct page **pages;
-	unsigned int page_base;
-	unsigned int page_len;
-};
-
-struct gssp_upcall_data {
-	struct xdr_netobj in_handle;
-	struct gssp_in_token in_token;
-	struct xdr_netobj out_handle;
-	struct xdr_netobj out_token;
-	struct rpcsec_gss_oid mech_oid;
-	struct svc_cred creds;
-	int found_creds;
-	int major_status;
-	int minor_status;
-};
-
-struct rsc;
-
-struct gss_svc_data {
-	struct rpc_gss_wire_cred clcred;
-	u32 gsd_databody_offset;
-	struct rsc *rsci;
-	__be32 gsd_seq_num;
-	u8 gsd_scratch[40];
-};
-
-struct gss_svc_seq_data {
-	u32 sd_max;
-	long unsigned int sd_win[2];
-	spinlock_t sd_lock;
-};
-
-struct rsc {
-	struct cache_head h;
-	struct xdr_netobj handle;
-	struct svc_cred cred;
-	struct gss_svc_seq_data seqdata;
-	struct gss_ctx *mechctx;
-	struct callback_head callback_head;
-};
-
-struct rsi {
-	struct cache_head h;
-	struct xdr_netobj in_handle;
-	struct xdr_netobj in_token;
-	struct xdr_netobj out_handle;
-	struct xdr_netobj out_token;
-	int major_status;
-	int minor_status;
-	struct callback_head callback_head;
-};
-
-struct gss_domain {
-	struct auth_domain h;
-	u32 pseudoflavor;
-};
-
-typedef struct xdr_netobj gssx_buffer;
-
-typedef struct xdr_netobj utf8string;
-
-typedef struct xdr_netobj gssx_OID;
-
-struct gssx_option {
-	gssx_buffer option;
-	gssx_buffer value;
-};
-
-struct gssx_option_array {
-	u32 count;
-	struct gssx_option *data;
-};
-
-struct gssx_status {
-	u64 major_status;
-	gssx_OID mech;
-	u64 minor_status;
-	utf8string major_status_string;
-	utf8string minor_status_string;
-	gssx_buffer server_ctx;
-	struct gssx_option_array options;
-};
-
-struct gssx_call_ctx {
-	utf8string locale;
-	gssx_buffer server_ctx;
-	struct gssx_option_array options;
-};
-
-struct gssx_name {
-	gssx_buffer display_name;
-};
-
-typedef struct gssx_name gssx_name;
-
-struct gssx_cred_element {
-	gssx_name MN;
-	gssx_OID mech;
-	u32 cred_usage;
-	u64 initiator_time_rec;
-	u64 acceptor_time_rec;
-	struct gssx_option_array options;
-};
-
-struct gssx_cred_element_array {
-	u32 count;
-	struct gssx_cred_element *data;
-};
-
-struct gssx_cred {
-	gssx_name desired_name;
-	struct gssx_cred_element_array elements;
-	gssx_buffer cred_handle_reference;
-	u32 needs_release;
-};
-
-struct gssx_ctx {
-	gssx_buffer exported_context_token;
-	gssx_buffer state;
-	u32 need_release;
-	gssx_OID mech;
-	gssx_name src_name;
-	gssx_name targ_name;
-	u64 lifetime;
-	u64 ctx_flags;
-	u32 locally_initiated;
-	u32 open;
-	struct gssx_option_array options;
-};
-
-struct gssx_cb {
-	u64 initiator_addrtype;
-	gssx_buffer initiator_address;
-	u64 acceptor_addrtype;
-	gssx_buffer acceptor_address;
-	gssx_buffer application_data;
-};
-
-struct gssx_arg_accept_sec_context {
-	struct gssx_call_ctx call_ctx;
-	struct gssx_ctx *context_handle;
-	struct gssx_cred *cred_handle;
-	struct gssp_in_token input_token;
-	struct gssx_cb *input_cb;
-	u32 ret_deleg_cred;
-	struct gssx_option_array options;
-	struct page **pages;
-	unsigned int npages;
-};
-
-struct gssx_res_accept_sec_context {
-	struct gssx_status status;
-	struct gssx_ctx *context_handle;
-	gssx_buffer *output_token;
-	struct gssx_option_array options;
-};
-
-enum {
-	GSSX_NULL = 0,
-	GSSX_INDICATE_MECHS = 1,
-	GSSX_GET_CALL_CONTEXT = 2,
-	GSSX_IMPORT_AND_CANON_NAME = 3,
-	GSSX_EXPORT_CRED = 4,
-	GSSX_IMPORT_CRED = 5,
-	GSSX_ACQUIRE_CRED = 6,
-	GSSX_STORE_CRED = 7,
-	GSSX_INIT_SEC_CONTEXT = 8,
-	GSSX_ACCEPT_SEC_CONTEXT = 9,
-	GSSX_RELEASE_HANDLE = 10,
-	GSSX_GET_MIC = 11,
-	GSSX_VERIFY = 12,
-	GSSX_WRAP = 13,
-	GSSX_UNWRAP = 14,
-	GSSX_WRAP_SIZE_LIMIT = 15,
-};
-
-struct gssx_name_attr {
-	gssx_buffer attr;
-	gssx_buffer value;
-	struct gssx_option_array extensions;
-};
-
-struct gssx_name_attr_array {
-	u32 count;
-	struct gssx_name_attr *data;
-};
-
-struct trace_event_raw_rpcgss_gssapi_event {
-	struct trace_entry ent;
-	unsigned int task_id;
-	unsigned int client_id;
-	u32 maj_stat;
-	char __data[0];
-};
-
-struct trace_event_raw_rpcgss_import_ctx {
-	struct trace_entry ent;
-	int status;
-	char __data[0];
-};
-
-struct trace_event_raw_rpcgss_ctx_class {
-	struct trace_entry ent;
-	const void *cred;
-	long unsigned int service;
-	u32 __data_loc_principal;
-	char __data[0];
-};
-
-struct trace_event_raw_rpcgss_svc_gssapi_class {
-	struct trace_entry ent;
-	u32 xid;
-	u32 maj_stat;
-	u32 __data_loc_addr;
-	char __data[0];
-};
-
-struct trace_event_raw_rpcgss_svc_wrap_failed {
-	struct trace_entry ent;
-	u32 xid;
-	u32 __data_loc_addr;
-	char __data[0];
-};
-
-struct trace_event_raw_rpcgss_svc_unwrap_failed {
-	struct trace_entry ent;
-	u32 xid;
-	u32 __data_loc_addr;
-	char __data[0];
-};
-
-struct trace_event_raw_rpcgss_svc_seqno_bad {
-	struct trace_entry ent;
-	u32 expected;
-	u32 received;
-	u32 xid;
-	u32 __data_loc_addr;
-	char __data[0];
-};
-
-struct trace_event_raw_rpcgss_svc_accept_upcall {
-	struct trace_entry ent;
-	u32 minor_status;
-	long unsigned int major_status;
-	u32 xid;
-	u32 __data_loc_addr;
-	char __data[0];
-};
-
-struct trace_event_raw_rpcgss_svc_authenticate {
-	struct trace_entry ent;
-	u32 seqno;
-	u32 xid;
-	u32 __data_loc_addr;
-	char __data[0];
-};
-
-struct trace_event_raw_rpcgss_unwrap_failed {
-	struct trace_entry ent;
-	unsigned int task_id;
-	unsigned int client_id;
-	char __data[0];
-};
-
-struct trace_event_raw_rpcgss_bad_seqno {
-	struct trace_entry ent;
-	unsigned int task_id;
-	unsigned int client_id;
-	u32 expected;
-	u32 received;
-	char __data[0];
-};
-
-struct trace_event_raw_rpcgss_seqno {
-	struct trace_entry ent;
-	unsigned int task_id;
-	unsigned int client_id;
-	u32 xid;
-	u32 seqno;
-	char __data[0];
-};
-
-struct trace_event_raw_rpcgss_need_reencode {
-	struct trace_entry ent;
-	unsigned int task_id;
-	unsigned int client_id;
-	u32 xid;
-	u32 seq_xmit;
-	u32 seqno;
-	bool ret;
-	char __data[0];
-};
-
-struct trace_event_raw_rpcgss_update_slack {
-	struct trace_entry ent;
-	unsigned int task_id;
-	unsigned int client_id;
-	u32 xid;
-	const void *auth;
-	unsigned int rslack;
-	unsigned int ralign;
-	unsigned int verfsize;
-	char __data[0];
-};
-
-struct trace_event_raw_rpcgss_svc_seqno_class {
-	struct trace_entry ent;
-	u32 xid;
-	u32 seqno;
-	char __data[0];
-};
-
-struct trace_event_raw_rpcgss_svc_seqno_low {
-	struct trace_entry ent;
-	u32 xid;
-	u32 seqno;
-	u32 min;
-	u32 max;
-	char __data[0];
-};
-
-struct trace_event_raw_rpcgss_upcall_msg {
-	struct trace_entry ent;
-	u32 __data_loc_msg;
-	char __data[0];
-};
-
-struct trace_event_raw_rpcgss_upcall_result {
-	struct trace_entry ent;
-	u32 uid;
-	int result;
-	char __data[0];
-};
-
-struct trace_event_raw_rpcgss_context {
-	struct trace_entry ent;
-	long unsigned int expiry;
-	long unsigned int now;
-	unsigned int timeout;
-	u32 window_size;
-	int len;
-	u32 __data_loc_acceptor;
-	char __data[0];
-};
-
-struct trace_event_raw_rpcgss_createauth {
-	struct trace_entry ent;
-	unsigned int flavor;
-	int error;
-	char __data[0];
-};
-
-struct trace_event_raw_rpcgss_oid_to_mech {
-	struct trace_entry ent;
-	u32 __data_loc_oid;
-	char __data[0];
-};
-
-struct trace_event_data_offsets_rpcgss_gssapi_event {};
-
-struct trace_event_data_offsets_rpcgss_import_ctx {};
-
-struct trace_event_data_offsets_rpcgss_ctx_class {
-	u32 principal;
-	const void *principal_ptr_;
-};
-
-struct trace_event_data_offsets_rpcgss_svc_gssapi_class {
-	u32 addr;
-	const void *addr_ptr_;
-};
-
-struct trace_event_data_offsets_rpcgss_svc_wrap_failed {
-	u32 addr;
-	const void *addr_ptr_;
-};
-
-struct trace_event_data_offsets_rpcgss_svc_unwrap_failed {
-	u32 addr;
-	const void *addr_ptr_;
-};
-
-struct trace_event_data_offsets_rpcgss_svc_seqno_bad {
-	u32 addr;
-	const void *addr_ptr_;
-};
-
-struct trace_event_data_offsets_rpcgss_svc_accept_upcall {
-	u32 addr;
-	const void *addr_ptr_;
-};
-
-struct trace_event_data_offsets_rpcgss_svc_authenticate {
-	u32 addr;
-	const void *addr_ptr_;
-};
-
-struct trace_event_data_offsets_rpcgss_unwrap_failed {};
-
-struct trace_event_data_offsets_rpcgss_bad_seqno {};
-
-struct trace_event_data_offsets_rpcgss_seqno {};
-
-struct trace_event_data_offsets_rpcgss_need_reencode {};
-
-struct trace_event_data_offsets_rpcgss_update_slack {};
-
-struct trace_event_data_offsets_rpcgss_svc_seqno_class {};
-
-struct trace_event_data_offsets_rpcgss_svc_seqno_low {};
-
-struct trace_event_data_offsets_rpcgss_upcall_msg {
-	u32 msg;
-	const void *msg_ptr_;
-};
-
-struct trace_event_data_offsets_rpcgss_upcall_result {};
-
-struct trace_event_data_offsets_rpcgss_context {
-	u32 acceptor;
-	const void *acceptor_ptr_;
-};
-
-struct trace_event_data_offsets_rpcgss_createauth {};
-
-struct trace_event_data_offsets_rpcgss_oid_to_mech {
-	u32 oid;
-	const void *oid_ptr_;
-};
-
-typedef void (*btf_trace_rpcgss_import_ctx)(void *, int);
-
-typedef void (*btf_trace_rpcgss_get_mic)(void *, const struct rpc_task *, u32);
-
-typedef void (*btf_trace_rpcgss_verify_mic)(void *, const struct rpc_task *, u32);
-
-typedef void (*btf_trace_rpcgss_wrap)(void *, const struct rpc_task *, u32);
-
-typedef void (*btf_trace_rpcgss_unwrap)(void *, const struct rpc_task *, u32);
-
-typedef void (*btf_trace_rpcgss_ctx_init)(void *, const struct gss_cred *);
-
-typedef void (*btf_trace_rpcgss_ctx_destroy)(void *, const struct gss_cred *);
-
-typedef void (*btf_trace_rpcgss_svc_wrap)(void *, const struct svc_rqst *, u32);
-
-typedef void (*btf_trace_rpcgss_svc_unwrap)(void *, const struct svc_rqst *, u32);
-
-typedef void (*btf_trace_rpcgss_svc_mic)(void *, const struct svc_rqst *, u32);
-
-typedef void (*btf_trace_rpcgss_svc_get_mic)(void *, const struct svc_rqst *, u32);
-
-typedef void (*btf_trace_rpcgss_svc_wrap_failed)(void *, const struct svc_rqst *);
-
-typedef void (*btf_trace_rpcgss_svc_unwrap_failed)(void *, const struct svc_rqst *);
-
-typedef void (*btf_trace_rpcgss_svc_seqno_bad)(void *, const struct svc_rqst *, u32, u32);
-
-typedef void (*btf_trace_rpcgss_svc_accept_upcall)(void *, const struct svc_rqst *, u32, u32);
-
-typedef void (*btf_trace_rpcgss_svc_authenticate)(void *, const struct svc_rqst *, const struct rpc_gss_wire_cred *);
-
-typedef void (*btf_trace_rpcgss_unwrap_failed)(void *, const struct rpc_task *);
-
-typedef void (*btf_trace_rpcgss_bad_seqno)(void *, const struct rpc_task *, u32, u32);
-
-typedef void (*btf_trace_rpcgss_seqno)(void *, const struct rpc_task *);
-
-typedef void (*btf_trace_rpcgss_need_reencode)(void *, const struct rpc_task *, u32, bool);
-
-typedef void (*btf_trace_rpcgss_update_slack)(void *, const struct rpc_task *, const struct rpc_auth *);
-
-typedef void (*btf_trace_rpcgss_svc_seqno_large)(void *, const struct svc_rqst *, u32);
-
-typedef void (*btf_trace_rpcgss_svc_seqno_seen)(void *, const struct svc_rqst *, u32);
-
-typedef void (*btf_trace_rpcgss_svc_seqno_low)(void *, const struct svc_rqst *, u32, u32, u32);
-
-typedef void (*btf_trace_rpcgss_upcall_msg)(void *, const char *);
-
-typedef void (*btf_trace_rpcgss_upcall_result)(void *, u32, int);
-
-typedef void (*btf_trace_rpcgss_context)(void *, u32, long unsigned int, long unsigned int, unsigned int, unsigned int, const u8 *);
-
-typedef void (*btf_trace_rpcgss_createauth)(void *, unsigned int, int);
-
-typedef void (*btf_trace_rpcgss_oid_to_mech)(void *, const char *);
-
-struct krb5_ctx;
-
-struct gss_krb5_enctype {
-	const u32 etype;
-	const u32 ctype;
-	const char *name;
-	const char *encrypt_name;
-	const char *aux_cipher;
-	const char *cksum_name;
-	const u16 signalg;
-	const u16 sealalg;
-	const u32 cksumlength;
-	const u32 keyed_cksum;
-	const u32 keybytes;
-	const u32 keylength;
-	const u32 Kc_length;
-	const u32 Ke_length;
-	const u32 Ki_length;
-	int (*derive_key)(const struct gss_krb5_enctype *, const struct xdr_netobj *, struct xdr_netobj *, const struct xdr_netobj *, gfp_t);
-	u32 (*encrypt)(struct krb5_ctx *, u32, struct xdr_buf *, struct page **);
-	u32 (*decrypt)(struct krb5_ctx *, u32, u32, struct xdr_buf *, u32 *, u32 *);
-	u32 (*get_mic)(struct krb5_ctx *, struct xdr_buf *, struct xdr_netobj *);
-	u32 (*verify_mic)(struct krb5_ctx *, struct xdr_buf *, struct xdr_netobj *);
-	u32 (*wrap)(struct krb5_ctx *, int, struct xdr_buf *, struct page **);
-	u32 (*unwrap)(struct krb5_ctx *, int, int, struct xdr_buf *, unsigned int *, unsigned int *);
-};
-
-struct krb5_ctx {
-	int initiate;
-	u32 enctype;
-	u32 flags;
-	const struct gss_krb5_enctype *gk5e;
-	struct crypto_sync_skcipher *enc;
-	struct crypto_sync_skcipher *seq;
-	struct crypto_sync_skcipher *acceptor_enc;
-	struct crypto_sync_skcipher *initiator_enc;
-	struct crypto_sync_skcipher *acceptor_enc_aux;
-	struct crypto_sync_skcipher *initiator_enc_aux;
-	struct crypto_ahash *acceptor_sign;
-	struct crypto_ahash *initiator_sign;
-	struct crypto_ahash *initiator_integ;
-	struct crypto_ahash *acceptor_integ;
-	u8 Ksess[32];
-	u8 cksum[32];
-	atomic_t seq_send;
-	atomic64_t seq_send64;
-	time64_t endtime;
-	struct xdr_netobj mech_used;
-};
-
-struct encryptor_desc {
-	u8 iv[16];
-	struct skcipher_request *req;
-	int pos;
-	struct xdr_buf *outbuf;
-	struct page **pages;
-	struct scatterlist infrags[4];
-	struct scatterlist outfrags[4];
-	int fragno;
-	int fraglen;
-};
-
-struct decryptor_desc {
-	u8 iv[16];
-	struct skcipher_request *req;
-	struct scatterlist frags[4];
-	int fragno;
-	int fraglen;
-};
-
-struct netlbl_af4list {
-	__be32 addr;
-	__be32 mask;
-	u32 valid;
-	struct list_head list;
-};
-
-struct netlbl_af6list {
-	struct in6_addr addr;
-	struct in6_addr mask;
-	u32 valid;
-	struct list_head list;
-};
-
-struct netlbl_domaddr_map {
-	struct list_head list4;
-	struct list_head list6;
-};
-
-struct netlbl_dommap_def {
-	u32 type;
-	union {
-		struct netlbl_domaddr_map *addrsel;
-		struct cipso_v4_doi *cipso;
-		struct calipso_doi *calipso;
-	};
-};
-
-struct netlbl_domaddr4_map {
-	struct netlbl_dommap_def def;
-	struct netlbl_af4list list;
-};
-
-struct netlbl_domaddr6_map {
-	struct netlbl_dommap_def def;
-	struct netlbl_af6list list;
-};
-
-struct netlbl_dom_map {
-	char *domain;
-	struct netlbl_dommap_def def;
-	u16 family;
-	u32 valid;
-	struct list_head list;
-	struct callback_head rcu;
-};
-
-struct netlbl_domhsh_tbl {
-	struct list_head *tbl;
-	u32 size;
-};
-
-enum {
-	NLBL_MGMT_C_UNSPEC = 0,
-	NLBL_MGMT_C_ADD = 1,
-	NLBL_MGMT_C_REMOVE = 2,
-	NLBL_MGMT_C_LISTALL = 3,
-	NLBL_MGMT_C_ADDDEF = 4,
-	NLBL_MGMT_C_REMOVEDEF = 5,
-	NLBL_MGMT_C_LISTDEF = 6,
-	NLBL_MGMT_C_PROTOCOLS = 7,
-	NLBL_MGMT_C_VERSION = 8,
-	__NLBL_MGMT_C_MAX = 9,
-};
-
-enum {
-	NLBL_MGMT_A_UNSPEC = 0,
-	NLBL_MGMT_A_DOMAIN = 1,
-	NLBL_MGMT_A_PROTOCOL = 2,
-	NLBL_MGMT_A_VERSION = 3,
-	NLBL_MGMT_A_CV4DOI = 4,
-	NLBL_MGMT_A_IPV6ADDR = 5,
-	NLBL_MGMT_A_IPV6MASK = 6,
-	NLBL_MGMT_A_IPV4ADDR = 7,
-	NLBL_MGMT_A_IPV4MASK = 8,
-	NLBL_MGMT_A_ADDRSELECTOR = 9,
-	NLBL_MGMT_A_SELECTORLIST = 10,
-	NLBL_MGMT_A_FAMILY = 11,
-	NLBL_MGMT_A_CLPDOI = 12,
-	__NLBL_MGMT_A_MAX = 13,
-};
-
-struct netlbl_domhsh_walk_arg {
-	struct netlink_callback *nl_cb;
-	struct sk_buff *skb;
-	u32 seq;
-};
-
-enum {
-	NLBL_UNLABEL_C_UNSPEC = 0,
-	NLBL_UNLABEL_C_ACCEPT = 1,
-	NLBL_UNLABEL_C_LIST = 2,
-	NLBL_UNLABEL_C_STATICADD = 3,
-	NLBL_UNLABEL_C_STATICREMOVE = 4,
-	NLBL_UNLABEL_C_STATICLIST = 5,
-	NLBL_UNLABEL_C_STATICADDDEF = 6,
-	NLBL_UNLABEL_C_STATICREMOVEDEF = 7,
-	NLBL_UNLABEL_C_STATICLISTDEF = 8,
-	__NLBL_UNLABEL_C_MAX = 9,
-};
-
-enum {
-	NLBL_UNLABEL_A_UNSPEC = 0,
-	NLBL_UNLABEL_A_ACPTFLG = 1,
-	NLBL_UNLABEL_A_IPV6ADDR = 2,
-	NLBL_UNLABEL_A_IPV6MASK = 3,
-	NLBL_UNLABEL_A_IPV4ADDR = 4,
-	NLBL_UNLABEL_A_IPV4MASK = 5,
-	NLBL_UNLABEL_A_IFACE = 6,
-	NLBL_UNLABEL_A_SECCTX = 7,
-	__NLBL_UNLABEL_A_MAX = 8,
-};
-
-struct netlbl_unlhsh_tbl {
-	struct list_head *tbl;
-	u32 size;
-};
-
-struct netlbl_unlhsh_addr4 {
-	u32 secid;
-	struct netlbl_af4list list;
-	struct callback_head rcu;
-};
-
-struct netlbl_unlhsh_addr6 {
-	u32 secid;
-	struct netlbl_af6list list;
-	struct callback_head rcu;
-};
-
-struct netlbl_unlhsh_iface {
-	int ifindex;
-	struct list_head addr4_list;
-	struct list_head addr6_list;
-	u32 valid;
-	struct list_head list;
-	struct callback_head rcu;
-};
-
-struct netlbl_unlhsh_walk_arg {
-	struct netlink_callback *nl_cb;
-	struct sk_buff *skb;
-	u32 seq;
-};
-
-enum {
-	NLBL_CIPSOV4_C_UNSPEC = 0,
-	NLBL_CIPSOV4_C_ADD = 1,
-	NLBL_CIPSOV4_C_REMOVE = 2,
-	NLBL_CIPSOV4_C_LIST = 3,
-	NLBL_CIPSOV4_C_LISTALL = 4,
-	__NLBL_CIPSOV4_C_MAX = 5,
-};
-
-enum {
-	NLBL_CIPSOV4_A_UNSPEC = 0,
-	NLBL_CIPSOV4_A_DOI = 1,
-	NLBL_CIPSOV4_A_MTYPE = 2,
-	NLBL_CIPSOV4_A_TAG = 3,
-	NLBL_CIPSOV4_A_TAGLST = 4,
-	NLBL_CIPSOV4_A_MLSLVLLOC = 5,
-	NLBL_CIPSOV4_A_MLSLVLREM = 6,
-	NLBL_CIPSOV4_A_MLSLVL = 7,
-	NLBL_CIPSOV4_A_MLSLVLLST = 8,
-	NLBL_CIPSOV4_A_MLSCATLOC = 9,
-	NLBL_CIPSOV4_A_MLSCATREM = 10,
-	NLBL_CIPSOV4_A_MLSCAT = 11,
-	NLBL_CIPSOV4_A_MLSCATLST = 12,
-	__NLBL_CIPSOV4_A_MAX = 13,
-};
-
-struct netlbl_cipsov4_doiwalk_arg {
-	struct netlink_callback *nl_cb;
-	struct sk_buff *skb;
-	u32 seq;
-};
-
-struct netlbl_domhsh_walk_arg___2 {
-	struct netlbl_audit *audit_info;
-	u32 doi;
-};
-
-enum {
-	NLBL_CALIPSO_C_UNSPEC = 0,
-	NLBL_CALIPSO_C_ADD = 1,
-	NLBL_CALIPSO_C_REMOVE = 2,
-	NLBL_CALIPSO_C_LIST = 3,
-	NLBL_CALIPSO_C_LISTALL = 4,
-	__NLBL_CALIPSO_C_MAX = 5,
-};
-
-enum {
-	NLBL_CALIPSO_A_UNSPEC = 0,
-	NLBL_CALIPSO_A_DOI = 1,
-	NLBL_CALIPSO_A_MTYPE = 2,
-	__NLBL_CALIPSO_A_MAX = 3,
-};
-
-struct netlbl_calipso_doiwalk_arg {
-	struct netlink_callback *nl_cb;
-	struct sk_buff *skb;
-	u32 seq;
 };
 
 enum rfkill_operation {
@@ -113603,6 +86507,8 @@ enum rfkill_sched_op {
 	RFKILL_GLOBAL_OP_UNLOCK = 2,
 	RFKILL_GLOBAL_OP_UNBLOCK = 3,
 };
+
+typedef s16 int16_t;
 
 enum p9_msg_t {
 	P9_TLERROR = 6,
@@ -113755,7 +86661,7 @@ enum {
 	Opt_trans = 1,
 	Opt_legacy = 2,
 	Opt_version = 3,
-	Opt_err___6 = 4,
+	Opt_err___3 = 4,
 };
 
 struct errormap {
@@ -113773,10 +86679,10 @@ struct p9_fd_opts {
 };
 
 enum {
-	Opt_port___2 = 0,
+	Opt_port = 0,
 	Opt_rfdno = 1,
 	Opt_wfdno = 2,
-	Opt_err___7 = 3,
+	Opt_err___4 = 3,
 	Opt_privport = 4,
 };
 
@@ -113875,219 +86781,6 @@ enum {
 	dns_key_data = 0,
 	dns_key_error = 1,
 };
-
-enum {
-	HANDSHAKE_A_ACCEPT_SOCKFD = 1,
-	HANDSHAKE_A_ACCEPT_HANDLER_CLASS = 2,
-	HANDSHAKE_A_ACCEPT_MESSAGE_TYPE = 3,
-	HANDSHAKE_A_ACCEPT_TIMEOUT = 4,
-	HANDSHAKE_A_ACCEPT_AUTH_MODE = 5,
-	HANDSHAKE_A_ACCEPT_PEER_IDENTITY = 6,
-	HANDSHAKE_A_ACCEPT_CERTIFICATE = 7,
-	HANDSHAKE_A_ACCEPT_PEERNAME = 8,
-	__HANDSHAKE_A_ACCEPT_MAX = 9,
-	HANDSHAKE_A_ACCEPT_MAX = 8,
-};
-
-enum {
-	HANDSHAKE_A_DONE_STATUS = 1,
-	HANDSHAKE_A_DONE_SOCKFD = 2,
-	HANDSHAKE_A_DONE_REMOTE_AUTH = 3,
-	__HANDSHAKE_A_DONE_MAX = 4,
-	HANDSHAKE_A_DONE_MAX = 3,
-};
-
-enum {
-	HANDSHAKE_CMD_READY = 1,
-	HANDSHAKE_CMD_ACCEPT = 2,
-	HANDSHAKE_CMD_DONE = 3,
-	__HANDSHAKE_CMD_MAX = 4,
-	HANDSHAKE_CMD_MAX = 3,
-};
-
-enum {
-	HANDSHAKE_NLGRP_NONE = 0,
-	HANDSHAKE_NLGRP_TLSHD = 1,
-};
-
-struct handshake_net {
-	spinlock_t hn_lock;
-	int hn_pending;
-	int hn_pending_max;
-	struct list_head hn_requests;
-	long unsigned int hn_flags;
-};
-
-enum hn_flags_bits {
-	HANDSHAKE_F_NET_DRAINING = 0,
-};
-
-struct handshake_proto;
-
-struct handshake_req {
-	struct list_head hr_list;
-	struct rhash_head hr_rhash;
-	long unsigned int hr_flags;
-	const struct handshake_proto *hr_proto;
-	struct file *hr_file;
-	struct sock *hr_sk;
-	void (*hr_odestruct)(struct sock *);
-	char hr_priv[0];
-};
-
-struct handshake_proto {
-	int hp_handler_class;
-	size_t hp_privsize;
-	long unsigned int hp_flags;
-	int (*hp_accept)(struct handshake_req *, struct genl_info *, int);
-	void (*hp_done)(struct handshake_req *, int, struct genl_info *);
-	void (*hp_destroy)(struct handshake_req *);
-};
-
-enum hp_flags_bits {
-	HANDSHAKE_F_PROTO_NOTIFY = 0,
-};
-
-enum handshake_handler_class {
-	HANDSHAKE_HANDLER_CLASS_NONE = 0,
-	HANDSHAKE_HANDLER_CLASS_TLSHD = 1,
-	HANDSHAKE_HANDLER_CLASS_MAX = 2,
-};
-
-enum hr_flags_bits {
-	HANDSHAKE_F_REQ_COMPLETED = 0,
-	HANDSHAKE_F_REQ_SESSION = 1,
-};
-
-enum handshake_msg_type {
-	HANDSHAKE_MSG_TYPE_UNSPEC = 0,
-	HANDSHAKE_MSG_TYPE_CLIENTHELLO = 1,
-	HANDSHAKE_MSG_TYPE_SERVERHELLO = 2,
-};
-
-enum handshake_auth {
-	HANDSHAKE_AUTH_UNSPEC = 0,
-	HANDSHAKE_AUTH_UNAUTH = 1,
-	HANDSHAKE_AUTH_PSK = 2,
-	HANDSHAKE_AUTH_X509 = 3,
-};
-
-enum {
-	HANDSHAKE_A_X509_CERT = 1,
-	HANDSHAKE_A_X509_PRIVKEY = 2,
-	__HANDSHAKE_A_X509_MAX = 3,
-	HANDSHAKE_A_X509_MAX = 2,
-};
-
-struct tls_handshake_req {
-	void (*th_consumer_done)(void *, int, key_serial_t);
-	void *th_consumer_data;
-	int th_type;
-	unsigned int th_timeout_ms;
-	int th_auth_mode;
-	const char *th_peername;
-	key_serial_t th_keyring;
-	key_serial_t th_certificate;
-	key_serial_t th_privkey;
-	unsigned int th_num_peerids;
-	key_serial_t th_peerid[5];
-};
-
-struct trace_event_raw_handshake_event_class {
-	struct trace_entry ent;
-	const void *req;
-	const void *sk;
-	unsigned int netns_ino;
-	char __data[0];
-};
-
-struct trace_event_raw_handshake_fd_class {
-	struct trace_entry ent;
-	const void *req;
-	const void *sk;
-	int fd;
-	unsigned int netns_ino;
-	char __data[0];
-};
-
-struct trace_event_raw_handshake_error_class {
-	struct trace_entry ent;
-	const void *req;
-	const void *sk;
-	int err;
-	unsigned int netns_ino;
-	char __data[0];
-};
-
-struct trace_event_raw_handshake_alert_class {
-	struct trace_entry ent;
-	__u8 saddr[28];
-	__u8 daddr[28];
-	unsigned int netns_ino;
-	long unsigned int level;
-	long unsigned int description;
-	char __data[0];
-};
-
-struct trace_event_raw_handshake_complete {
-	struct trace_entry ent;
-	const void *req;
-	const void *sk;
-	int status;
-	unsigned int netns_ino;
-	char __data[0];
-};
-
-struct trace_event_raw_tls_contenttype {
-	struct trace_entry ent;
-	__u8 saddr[28];
-	__u8 daddr[28];
-	unsigned int netns_ino;
-	long unsigned int type;
-	char __data[0];
-};
-
-struct trace_event_data_offsets_handshake_event_class {};
-
-struct trace_event_data_offsets_handshake_fd_class {};
-
-struct trace_event_data_offsets_handshake_error_class {};
-
-struct trace_event_data_offsets_handshake_alert_class {};
-
-struct trace_event_data_offsets_handshake_complete {};
-
-struct trace_event_data_offsets_tls_contenttype {};
-
-typedef void (*btf_trace_handshake_submit)(void *, const struct net *, const struct handshake_req *, const struct sock *);
-
-typedef void (*btf_trace_handshake_submit_err)(void *, const struct net *, const struct handshake_req *, const struct sock *, int);
-
-typedef void (*btf_trace_handshake_cancel)(void *, const struct net *, const struct handshake_req *, const struct sock *);
-
-typedef void (*btf_trace_handshake_cancel_none)(void *, const struct net *, const struct handshake_req *, const struct sock *);
-
-typedef void (*btf_trace_handshake_cancel_busy)(void *, const struct net *, const struct handshake_req *, const struct sock *);
-
-typedef void (*btf_trace_handshake_destruct)(void *, const struct net *, const struct handshake_req *, const struct sock *);
-
-typedef void (*btf_trace_handshake_complete)(void *, const struct net *, const struct handshake_req *, const struct sock *, int);
-
-typedef void (*btf_trace_handshake_notify_err)(void *, const struct net *, const struct handshake_req *, const struct sock *, int);
-
-typedef void (*btf_trace_handshake_cmd_accept)(void *, const struct net *, const struct handshake_req *, const struct sock *, int);
-
-typedef void (*btf_trace_handshake_cmd_accept_err)(void *, const struct net *, const struct handshake_req *, const struct sock *, int);
-
-typedef void (*btf_trace_handshake_cmd_done)(void *, const struct net *, const struct handshake_req *, const struct sock *, int);
-
-typedef void (*btf_trace_handshake_cmd_done_err)(void *, const struct net *, const struct handshake_req *, const struct sock *, int);
-
-typedef void (*btf_trace_tls_contenttype)(void *, const struct sock *, unsigned char);
-
-typedef void (*btf_trace_tls_alert_send)(void *, const struct sock *, unsigned char, unsigned char);
-
-typedef void (*btf_trace_tls_alert_recv)(void *, const struct sock *, unsigned char, unsigned char);
 
 struct pcibios_fwaddrmap {
 	struct list_head list;
@@ -114234,50 +86927,47 @@ struct amd_hostbridge {
 	u32 device;
 };
 
-struct saved_msr {
-	bool valid;
-	struct msr_info info;
+typedef __u32 Elf32_Addr;
+
+typedef __u16 Elf32_Half;
+
+typedef __u32 Elf32_Off;
+
+struct elf32_hdr {
+	unsigned char e_ident[16];
+	Elf32_Half e_type;
+	Elf32_Half e_machine;
+	Elf32_Word e_version;
+	Elf32_Addr e_entry;
+	Elf32_Off e_phoff;
+	Elf32_Off e_shoff;
+	Elf32_Word e_flags;
+	Elf32_Half e_ehsize;
+	Elf32_Half e_phentsize;
+	Elf32_Half e_phnum;
+	Elf32_Half e_shentsize;
+	Elf32_Half e_shnum;
+	Elf32_Half e_shstrndx;
 };
 
-struct saved_msrs {
-	unsigned int num;
-	struct saved_msr *array;
+typedef struct elf32_hdr Elf32_Ehdr;
+
+struct elf32_phdr {
+	Elf32_Word p_type;
+	Elf32_Off p_offset;
+	Elf32_Addr p_vaddr;
+	Elf32_Addr p_paddr;
+	Elf32_Word p_filesz;
+	Elf32_Word p_memsz;
+	Elf32_Word p_flags;
+	Elf32_Word p_align;
 };
 
-struct saved_context {
-	struct pt_regs regs;
-	u16 ds;
-	u16 es;
-	u16 fs;
-	u16 gs;
-	long unsigned int kernelmode_gs_base;
-	long unsigned int usermode_gs_base;
-	long unsigned int fs_base;
-	long unsigned int cr0;
-	long unsigned int cr2;
-	long unsigned int cr3;
-	long unsigned int cr4;
-	u64 misc_enable;
-	struct saved_msrs saved_msrs;
-	long unsigned int efer;
-	u16 gdt_pad;
-	struct desc_ptr gdt_desc;
-	u16 idt_pad;
-	struct desc_ptr idt;
-	u16 ldt;
-	u16 tss;
-	long unsigned int tr;
-	long unsigned int safety;
-	long unsigned int return_address;
-	bool misc_enable_saved;
-} __attribute__((packed));
+typedef struct elf32_phdr Elf32_Phdr;
 
-typedef int (*pm_cpu_match_t)(const struct x86_cpu_id *);
+typedef struct elf64_phdr Elf64_Phdr;
 
-struct msr_enumeration {
-	u32 msr_no;
-	u32 feature;
-};
+typedef struct elf32_note Elf32_Nhdr;
 
 struct freader {
 	void *buf;
@@ -114302,76 +86992,6 @@ struct compress_format {
 	unsigned char magic[2];
 	const char *name;
 	decompress_fn decompressor;
-};
-
-struct group_data {
-	int limit[21];
-	int base[20];
-	int permute[258];
-	int minLen;
-	int maxLen;
-};
-
-struct bunzip_data {
-	int writeCopies;
-	int writePos;
-	int writeRunCountdown;
-	int writeCount;
-	int writeCurrent;
-	long int (*fill)(void *, long unsigned int);
-	long int inbufCount;
-	long int inbufPos;
-	unsigned char *inbuf;
-	unsigned int inbufBitCount;
-	unsigned int inbufBits;
-	unsigned int crc32Table[256];
-	unsigned int headerCRC;
-	unsigned int totalCRC;
-	unsigned int writeCRC;
-	unsigned int *dbuf;
-	unsigned int dbufSize;
-	unsigned char selectors[32768];
-	struct group_data groups[6];
-	int io_error;
-	int byteCount[256];
-	unsigned char symToByte[256];
-	unsigned char mtfSymbol[256];
-};
-
-struct rc {
-	long int (*fill)(void *, long unsigned int);
-	uint8_t *ptr;
-	uint8_t *buffer;
-	uint8_t *buffer_end;
-	long int buffer_size;
-	uint32_t code;
-	uint32_t range;
-	uint32_t bound;
-	void (*error)(char *);
-};
-
-struct lzma_header {
-	uint8_t pos;
-	uint32_t dict_size;
-	uint64_t dst_size;
-} __attribute__((packed));
-
-struct writer {
-	uint8_t *buffer;
-	uint8_t previous_byte;
-	size_t buffer_pos;
-	int bufsize;
-	size_t global_pos;
-	long int (*flush)(void *, long unsigned int);
-	struct lzma_header *header;
-};
-
-struct cstate {
-	int state;
-	uint32_t rep0;
-	uint32_t rep1;
-	uint32_t rep2;
-	uint32_t rep3;
 };
 
 enum cpio_fields {

@@ -18,7 +18,7 @@ static const char *const split_names[SHMEM_STAT_NR_SPLITS] = {
 	"shrink", "truncate", "swapout", "other",
 };
 static const char *const zero_names[SHMEM_STAT_NR_ZEROS] = {
-	"unwritten", "partial", "nomem", "other",
+	"unwritten", "partial", "nomem", "split", "other",
 };
 static const char *const hist_names[SHMEM_NR_HISTS] = {
 	"alloc", "write", "fault", "fallocate", "uptodate",
