@@ -499,7 +499,6 @@ struct model {
 	long size, pages;
 	unsigned char *data, *ghost;
 	unsigned char *datap, *alloc, *may, *pinned, *exposed, *whole, *clean;
-	unsigned char *removed_swapped;	/* left the file after a swap-out */
 	bool swapped;		/* pages may have gone to swap and back */
 	bool pipe_cut;		/* punched or truncated while a pipe held a large folio */
 };
@@ -545,7 +544,6 @@ static void model_init(const struct env *e)
 	M.pinned = xcalloc(pages);
 	M.exposed = xcalloc(pages);
 	M.clean = xcalloc(pages);
-	M.removed_swapped = xcalloc(pages);
 	M.whole = xcalloc(pages / (PMD / PAGE) + 1);
 	M.swapped = e->memcg_max != 0;
 	M.pipe_cut = false;
@@ -640,7 +638,6 @@ static void model_remove(long a, long b)
 				     M.env->memcg_max);
 
 		M.datap[p] = M.alloc[p] = M.exposed[p] = M.clean[p] = 0;
-		M.removed_swapped[p] = large && M.swapped;
 		M.pinned[p] = pin && (M.may[p] || M.pinned[p]);
 		M.may[p] = M.pinned[p];
 	}
@@ -717,11 +714,6 @@ static void model_fallocate(long off, long len, bool keep)
  * Stock: a large folio is uptodate (data) as a whole once written in part;
  * fallocated pages are holes until swap makes them uptodate.  The series:
  * unwritten blocks are holes until the folio is mapped or swapped.
- *
- * Pages punched or truncated away after a swap-out, where folios may be
- * large, may still read as data to SEEK_HOLE, though st_blocks shows them
- * freed: seen once on the series (seed 26405, case 611090005, step 31,
- * huge=always), not reproduced in 40 reruns of the case; unexplained.
  */
 static char page_class(long p, bool for_stock)
 {
@@ -730,7 +722,7 @@ static char page_class(long p, bool for_stock)
 	if (M.pinned[p])
 		return '?';
 	if (!M.may[p])
-		return M.removed_swapped[p] ? '?' : 'H';
+		return 'H';
 	if (M.swapped)
 		return '?';
 	if (for_stock)
