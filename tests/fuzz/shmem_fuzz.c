@@ -735,23 +735,6 @@ static char kernel_class(long p)
 	return page_class(p, stock);
 }
 
-/*
- * Could page p, not data, be in a large folio that holds data, so that the
- * folio is partially uptodate on the series?  Folios are at most PMD
- * sized and aligned.
- */
-static bool in_partial_folio(long p)
-{
-	long first = p / (PMD / PAGE) * (PMD / PAGE), q;
-
-	if (!M.may[p])
-		return false;
-	for (q = first; q < first + PMD / PAGE && q < M.pages; q++)
-		if (M.datap[q])
-			return true;
-	return false;
-}
-
 /* Do stock and the series both know page p's answer, and agree on it? */
 static bool class_certain(long p)
 {
@@ -1255,16 +1238,6 @@ static void do_op(const struct op *op, unsigned char *buf)
 			int want_bit = c == 'D' && !M.swapped ? 1 : c == 'H' ? 0 : -1;
 
 			vec[p] &= 1;
-			/*
-			 * The series asks about a partially uptodate folio
-			 * under a trylock of the folio lock (mincore may hold
-			 * a page table lock): while khugepaged, compaction or
-			 * reclaim holds it, every page of the folio reads
-			 * resident, as on stock.  Written pages read resident
-			 * either way.
-			 */
-			if (!stock && want_bit == 0 && vec[p] && in_partial_folio(p))
-				want_bit = -1;
 			if (want_bit < 0 || !class_certain(p) || M.exposed[p])
 				certain = false;
 			if (want_bit >= 0 && vec[p] != want_bit)
