@@ -68,6 +68,8 @@ struct shmem_maps {
 	__u32 max_entries[SHMEM_NR_MAPS];
 	int drain_fd;
 	bool own_drain_fd;	/* opened here: close it with the maps */
+	/* the most rows this reader has known dropped, per row map */
+	__u64 dropped[SHMEM_NR_ROW_KINDS];
 };
 
 /* The pin of the drain program beside the maps */
@@ -158,7 +160,7 @@ double shmem_now(void);
  * Read every map and the sysfs mTHP counters into @s; rows of the maps
  * listed in s->info.rows.
  */
-int shmem_snapshot_read(const struct shmem_maps *maps, const char *mthp_dir,
+int shmem_snapshot_read(struct shmem_maps *maps, const char *mthp_dir,
 			struct shmem_snapshot *s);
 int shmem_mthp_read(const char *dir, struct shmem_snapshot *s);
 /* The fields of @path (/proc/meminfo) that start with "Shmem" */
@@ -282,7 +284,7 @@ int shmem_info_read(const struct shmem_maps *maps, struct shmem_info *info);
 struct shmem_source {
 	struct shmem_tracer tracer;
 	struct shmem_maps pinned;
-	const struct shmem_maps *maps;
+	struct shmem_maps *maps;
 	bool live;
 };
 
