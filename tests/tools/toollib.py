@@ -52,14 +52,15 @@ def mount_tmpfs(path, opts):
 
 def shmemtop_json(cmd, options=()):
     """shmemtop traces while @cmd runs; the long interval makes the report
-    at the command's exit the only one."""
+    at the command's exit the only one.  Every line of its output must be
+    JSON (the command's own output goes elsewhere): one that is not makes
+    the reports [] and is shown."""
     res = run([BIN + "/shmemtop", "--json", "-i", "3600", *options, "--", *cmd])
-    reports = []
-    for line in res.stdout.splitlines():
-        try:
-            reports.append(json.loads(line))
-        except ValueError:
-            pass
+    try:
+        reports = [json.loads(line) for line in res.stdout.splitlines()]
+    except ValueError:
+        print("# not JSON on shmemtop's stdout: %r" % res.stdout[:200])
+        reports = []
     return res, reports
 
 

@@ -217,6 +217,9 @@ pid_t shmem_command_start(char **cmd, const char *prog)
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		close(pipefd[0]);
+		/* our reports alone on stdout: the command's output on stderr */
+		if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+			_exit(126);
 		execvp(cmd[0], cmd);
 		child_errno = errno;
 		if (write(pipefd[1], &child_errno, sizeof(child_errno)) < 0)

@@ -327,7 +327,10 @@ int shmem_parse_args(const struct argp *argp, int argc, char **argv);
  * traces, and stops when it exits.  Returns the command or NULL.
  */
 char **shmem_split_command(int *argc, char **argv);
-/* Start @cmd; -1 with a one-line error if it cannot. */
+/*
+ * Start @cmd, its stdout on our stderr (the reports alone are on stdout);
+ * -1 with a one-line error if it cannot.
+ */
 pid_t shmem_command_start(char **cmd, const char *prog);
 /* 1 with a one-line message if the command's wait @status is a failure */
 int shmem_command_failed(int status, const char *cmd, const char *prog);
