@@ -50,8 +50,11 @@ struct shmem_maps;
 int shmem_maps_from_object(struct bpf_object *obj, struct shmem_maps *maps);
 /* Pin the list's maps of @obj under @dir */
 int shmem_maps_pin(struct bpf_object *obj, const char *dir);
-/* Is @name one of the list's maps, or the drain program's pin? */
-bool shmem_map_name(const char *name);
+/*
+ * Is @path, named @name, one of the list's maps (of its shape), or the
+ * drain program, as shmem_maps_pin() pins them?
+ */
+bool shmem_map_pinned_here(const char *path, const char *name);
 /* Element @key of a per-CPU array of __u64 counters, summed over CPUs */
 int shmem_percpu_sum(int fd, __u32 key, void *out, size_t size);
 /* Calls @fn for every element of a hash map, read in batches. */
@@ -272,7 +275,10 @@ int shmem_tracer_start(struct shmem_tracer *t,
 void shmem_tracer_stop(struct shmem_tracer *t);
 /* Pin maps and links under @dir; on failure nothing stays pinned. */
 int shmem_tracer_pin(struct shmem_tracer *t, const char *dir, const char *prog);
-/* Remove what shmem_tracer_pin() pinned under @dir, and @dir. */
+/*
+ * Remove what shmem_tracer_pin() pinned under @dir, and @dir; anything
+ * else there (or @dir not on bpffs): one line, nothing removed.
+ */
 int shmem_unpin(const char *dir, const char *prog);
 int shmem_maps_open_pinned(const char *dir, struct shmem_maps *maps,
 			   const char *prog);
