@@ -5,12 +5,16 @@
  * uptodate, and how long allocating takes.  Live (ncurses), batch text or
  * one JSON object per interval.
  */
+#define _GNU_SOURCE		/* wcwidth() */
+#define NCURSES_WIDECHAR 1	/* ncursesw's wide-character calls */
 #include <argp.h>
 #include <curses.h>
+#include <locale.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <wchar.h>
 #include <sys/wait.h>
 #include "shmem_tools.h"
 
@@ -276,6 +280,28 @@ static void print_json(const struct shmem_snapshot *d, double secs)
 	json_object_put(o);
 }
 
+/* @line on row @y, cut at the screen's width in columns (a name may be wide) */
+static void draw_line(int y, const char *line)
+{
+	wchar_t wide[256];
+	size_t n = mbstowcs(wide, line, 255), i;
+	int cols = 0;
+
+	/* not UTF-8 in this locale: the line as bytes */
+	if (n == (size_t)-1) {
+		mvaddnstr(y, 0, line, COLS);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		int w = wcwidth(wide[i]);
+
+		if (cols + (w > 0 ? w : 1) > COLS)
+			break;
+		cols += w > 0 ? w : 1;
+	}
+	mvaddnwstr(y, 0, wide, i);
+}
+
 static void draw(const struct shmem_snapshot *d, const char *missing)
 {
 	char line[256];
@@ -300,7 +326,7 @@ static void draw(const struct shmem_snapshot *d, const char *missing)
 		if (!shmem_row_active(&d->rows[env.view][i].row))
 			continue;
 		format_row(line, sizeof(line), &d->rows[env.view][i]);
-		mvprintw(y++, 0, "%.*s", COLS, line);
+		draw_line(y++, line);
 		rows--;
 	}
 	refresh();
@@ -370,6 +396,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (live_view) {
+		/* the user's character set, so names in UTF-8 show as text */
+		setlocale(LC_CTYPE, "");
 		initscr();
 		cbreak();
 		noecho();
