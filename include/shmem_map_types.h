@@ -161,7 +161,8 @@ struct shmem_proc_key {
 
 /* One row of the files, procs, cgroups and fses maps. */
 struct shmem_row {
-	char name[SHMEM_NAME_LEN];	/* dentry name, comm or cgroup name */
+	/* dentry name, comm or cgroup name; no NUL: cut at this size */
+	char name[SHMEM_NAME_LEN];
 	__u64 allocs[SHMEM_NR_ORDERS];
 	__u64 fallbacks;
 	__u64 splits;

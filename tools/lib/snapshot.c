@@ -177,9 +177,9 @@ static int add_row(const void *key, const void *value, void *arg)
 		e->dev = e->id;
 	}
 	e->row = *(const struct shmem_row *)value;
-	/* a name that fills the kernel's buffer was cut there */
+	/* a name without its NUL was cut (bpf name_read()) */
 	shmem_clean_name(e->row.name, SHMEM_NAME_LEN,
-			 strnlen(e->row.name, SHMEM_NAME_LEN) >= SHMEM_NAME_LEN - 1,
+			 strnlen(e->row.name, SHMEM_NAME_LEN) == SHMEM_NAME_LEN,
 			 e->name);
 	s->nr_rows[ra->kind] = n + 1;
 	return 0;
