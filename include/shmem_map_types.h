@@ -161,7 +161,7 @@ struct shmem_proc_key {
 
 /* One row of the files, procs, cgroups and fses maps. */
 struct shmem_row {
-	/* dentry name, comm or cgroup name; no NUL: cut at this size */
+	/* dentry name, comm or cgroup name; no NUL: 32 bytes or more, cut */
 	char name[SHMEM_NAME_LEN];
 	__u64 allocs[SHMEM_NR_ORDERS];
 	__u64 fallbacks;

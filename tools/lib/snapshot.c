@@ -177,7 +177,7 @@ static int add_row(const void *key, const void *value, void *arg)
 		e->dev = e->id;
 	}
 	e->row = *(const struct shmem_row *)value;
-	/* a name without its NUL was cut (bpf name_read()) */
+	/* a name without its NUL may have been cut (bpf name_read()) */
 	shmem_clean_name(e->row.name, SHMEM_NAME_LEN,
 			 strnlen(e->row.name, SHMEM_NAME_LEN) == SHMEM_NAME_LEN,
 			 e->name);
