@@ -340,6 +340,36 @@ static void test_json(void)
 	shmem_snapshot_free(&s);
 }
 
+/* Issue 23, defect 8: two processes of one PID, told apart in JSON */
+static void test_json_reused_pid(void)
+{
+	struct shmem_snapshot s = {};
+	struct shmem_row_entry *e;
+	json_object *o, *procs;
+	__u64 starts[2];
+
+	s.info.rows = 1U << SHMEM_ROWS_PROCS;
+	for (int i = 0; i < 2; i++) {
+		e = add_row(&s, SHMEM_ROWS_PROCS, 4242, "sh");
+		e->start_ns = 1000 * (i + 1);
+		e->row.allocs[0] = 1;
+	}
+	o = shmem_snapshot_json(&s, 1.0, 10);
+	procs = json_object_object_get(o, "procs");
+	for (int i = 0; i < 2; i++) {
+		json_object *v = json_object_array_get_idx(procs, i);
+
+		starts[i] = v ? json_object_get_uint64(
+				json_object_object_get(v, "start_ns")) : 0;
+	}
+	check(json_object_array_length(procs) == 2 &&
+	      starts[0] + starts[1] == 3000 && starts[0] != starts[1],
+	      "JSON: rows of a reused PID carry their start times (%llu, %llu)",
+	      (unsigned long long)starts[0], (unsigned long long)starts[1]);
+	json_object_put(o);
+	shmem_snapshot_free(&s);
+}
+
 static void test_log2(void)
 {
 	struct shmem_hist h = {};
@@ -541,6 +571,7 @@ int main(void)
 	test_hist_slot();
 	test_mounts();
 	test_json();
+	test_json_reused_pid();
 	test_log2();
 	test_metrics();
 	test_split_command();
