@@ -223,14 +223,14 @@ static void print_blocks(const struct shmem_snapshot *d)
 		       (unsigned long long)b->zeroed[z]);
 }
 
-static void print_mthp(const struct shmem_snapshot *d, bool since_boot)
+static void print_mthp(const struct shmem_snapshot *d)
 {
 	bool any = false;
 
 	if (!d->nr_mthp)
 		return;
 	printf("\nKernel mTHP counters (sysfs, %s):\n",
-	       since_boot ? "since boot" : "this interval");
+	       d->mthp_since_boot ? "since boot" : "this interval");
 	for (size_t i = 0; i < d->nr_mthp; i++) {
 		const struct shmem_mthp *m = &d->mthp[i];
 		char size[16];
@@ -298,7 +298,7 @@ static void print_rows(const struct shmem_snapshot *d)
 			       d->capacity[k], (unsigned long long)d->dropped[k]);
 }
 
-static void report(const struct shmem_snapshot *d, bool mthp_since_boot)
+static void report(const struct shmem_snapshot *d)
 {
 	if (env.timestamp) {
 		char stamp[32];
@@ -311,7 +311,7 @@ static void report(const struct shmem_snapshot *d, bool mthp_since_boot)
 	print_fallbacks(d);
 	print_splits(d);
 	print_blocks(d);
-	print_mthp(d, mthp_since_boot);
+	print_mthp(d);
 	print_latency(d);
 	print_rows(d);
 	printf("\n");
@@ -337,8 +337,7 @@ int main(int argc, char **argv)
 		return 1;
 	pinned_once = shmem_args.pinned && !env.interval;
 	shmem_handle_signals();
-	/* one report of pinned maps: the kernel's counters since boot, too */
-	if (shmem_source_begin(&src, &prev, pinned_once, false, PROG))
+	if (shmem_source_begin(&src, &prev, false, false, PROG))
 		return 1;
 	if (cmd) {
 		child = shmem_command_start(cmd, PROG);
@@ -366,7 +365,7 @@ int main(int argc, char **argv)
 			err = 1;
 			break;
 		}
-		report(&delta, pinned_once);
+		report(&delta);
 		shmem_snapshot_free(&delta);
 		shmem_snapshot_free(&prev);
 		prev = now;

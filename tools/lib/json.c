@@ -241,6 +241,8 @@ json_object *shmem_snapshot_json(const struct shmem_snapshot *s, double secs,
 		json_object_object_add(mthp, name, o);
 	}
 	json_object_object_add(root, "mthp", mthp);
+	json_object_object_add(root, "mthp_since_boot",
+			       json_object_new_boolean(s->mthp_since_boot));
 	return root;
 }
 

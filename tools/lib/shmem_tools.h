@@ -122,6 +122,8 @@ struct shmem_snapshot {
 	__u32 capacity[SHMEM_NR_ROW_KINDS];	/* entries of each row map */
 	struct shmem_mthp mthp[SHMEM_NR_ORDERS];
 	size_t nr_mthp;
+	/* the mTHP counters count since boot, not since the baseline */
+	bool mthp_since_boot;
 	struct shmem_meminfo meminfo[SHMEM_MAX_MEMINFO];	/* gauges */
 	size_t nr_meminfo;
 };
@@ -298,8 +300,10 @@ int shmem_source_open(struct shmem_source *src, const char *pinned_dir,
 		      const struct shmem_tracer_opts *opts, const char *prog);
 /*
  * shmem_source_open() with shmem_args, then the baseline a front end's
- * first report counts from: empty maps, the info map, and the kernel's
- * mTHP counters now (left empty with @mthp_since_boot).  Unless @quiet,
+ * first report counts from: empty maps when they were loaded or pinned,
+ * the info map, and the kernel's mTHP counters now (left empty, so they
+ * count since boot, with @mthp_since_boot or pinned maps, whose
+ * counts began before us).  Unless @quiet,
  * says in one line what this kernel does not let us see.
  */
 int shmem_source_begin(struct shmem_source *src, struct shmem_snapshot *base,

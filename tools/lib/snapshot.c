@@ -321,6 +321,7 @@ int shmem_snapshot_delta(const struct shmem_snapshot *now,
 		}
 		free(was);
 	}
+	out->mthp_since_boot = prev->mthp_since_boot;
 	SUB_FIELD(totals);
 	SUB_FIELD(hists);
 	SUB_FIELD(dropped);

@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <linux/magic.h>
@@ -433,6 +434,22 @@ int shmem_source_open(struct shmem_source *src, const char *pinned_dir,
 	return 0;
 }
 
+/* When the maps under @dir were pinned (empty), on our clock */
+static double pin_time(const char *dir)
+{
+	char path[PATH_MAX];
+	struct timespec real;
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", dir,
+		 shmem_map_descs[SHMEM_MAP_TOTALS].name);
+	clock_gettime(CLOCK_REALTIME, &real);
+	if (stat(path, &st))
+		return shmem_now();
+	return shmem_now() - (real.tv_sec - st.st_ctim.tv_sec) -
+	       (real.tv_nsec - st.st_ctim.tv_nsec) / 1e9;
+}
+
 int shmem_source_begin(struct shmem_source *src, struct shmem_snapshot *base,
 		       bool mthp_since_boot, bool quiet, const char *prog)
 {
@@ -446,8 +463,9 @@ int shmem_source_begin(struct shmem_source *src, struct shmem_snapshot *base,
 		shmem_source_close(src);
 		return -1;
 	}
-	base->time = shmem_now();
-	if (!mthp_since_boot)
+	base->time = shmem_args.pinned ? pin_time(shmem_args.pinned) : shmem_now();
+	base->mthp_since_boot = mthp_since_boot || shmem_args.pinned;
+	if (!base->mthp_since_boot)
 		shmem_mthp_read(SHMEM_MTHP_DIR, base);
 	if (base->info.rows && src->maps->drain_fd < 0 && !quiet)
 		fprintf(stderr, "%s: no drain program with these maps: rows may miss each CPU's latest events\n",
