@@ -126,7 +126,8 @@ enum shmem_signal {
 	SHMEM_SIG_LAT_FAULT	= 1 << 9,
 	SHMEM_SIG_LAT_FALLOC	= 1 << 10,
 	SHMEM_SIG_LAT_UPTODATE	= 1 << 11,
-	SHMEM_NR_SIGNALS	= 12,
+	SHMEM_SIG_SWAPINS	= 1 << 12,	/* allocations for swap-in */
+	SHMEM_NR_SIGNALS	= 13,
 };
 
 /* Folio latencies (--latency) and call latencies (--call-latency) */

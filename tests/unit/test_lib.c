@@ -59,7 +59,7 @@ static void test_missing(void)
 	};
 
 	shmem_missing_signals(&fallback_mode, buf, sizeof(buf));
-	check(!strcmp(buf, "exact allocation paths, fallback reasons, block-uptodate transitions, bytes zeroed, splits"),
+	check(!strcmp(buf, "exact allocation paths, fallback reasons, block-uptodate transitions, bytes zeroed, splits, swap-in allocations"),
 	      "missing signals of the fallback mode: %s", buf);
 	shmem_missing_signals(&all, buf, sizeof(buf));
 	check(!*buf, "nothing missing with every signal");
@@ -317,7 +317,7 @@ static void test_json(void)
 		json_object_object_get(v, "allocs"), "2M")) == 4,
 	      "JSON: file row with name, device and 2M allocations");
 	check(!strcmp(json_object_get_string(json_object_object_get(o, "mode")), "fallback") &&
-	      json_object_array_length(json_object_object_get(o, "missing")) == 10,
+	      json_object_array_length(json_object_object_get(o, "missing")) == 11,
 	      "JSON: mode and missing signals");
 	v = json_object_object_get(json_object_object_get(o, "rows"), "files");
 	check(v && json_object_get_int(json_object_object_get(v, "present")) == 2 &&

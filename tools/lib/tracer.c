@@ -72,7 +72,12 @@ static const struct {
 	__u32 signals;		/* tracepoint mode, or timing asked for */
 	__u32 fallback_signals;	/* fallback mode */
 } progs[] = {
-	{ "alloc_folio", TRACEPOINTS, SHMEM_SIG_ALLOCS | SHMEM_SIG_PATHS, 0 },
+	/*
+	 * The fallback mode's hook misses swap-in: shmem_swapin_folio()
+	 * allocates through the swap cache, not shmem_alloc_and_add_folio()
+	 */
+	{ "alloc_folio", TRACEPOINTS,
+	  SHMEM_SIG_ALLOCS | SHMEM_SIG_PATHS | SHMEM_SIG_SWAPINS, 0 },
 	{ "alloc_fallback", TRACEPOINTS,
 	  SHMEM_SIG_FALLBACKS | SHMEM_SIG_FB_REASONS, 0 },
 	{ "block_uptodate", TRACEPOINTS, SHMEM_SIG_BLOCKS, 0 },
