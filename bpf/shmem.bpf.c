@@ -830,15 +830,27 @@ int BPF_PROG(alloc_enter)
 	return 0;
 }
 
+/*
+ * The innermost call the thread is in: a write faults its user buffer in
+ * first, and a fault on a shmem mapping there allocates for the fault.
+ */
 static __always_inline __u32 path_of(struct thread_ops *ops)
 {
-	if (ops->start[TIMED_FALLOC])
-		return SHMEM_STAT_PATH_FALLOC;
-	if (ops->start[TIMED_WRITE])
-		return SHMEM_STAT_PATH_WRITE;
-	if (ops->start[TIMED_FAULT])
-		return SHMEM_STAT_PATH_FAULT;
-	return SHMEM_STAT_PATH_OTHER;
+	static const __u32 paths[NR_TIMED] = {
+		[TIMED_WRITE] = SHMEM_STAT_PATH_WRITE,
+		[TIMED_FAULT] = SHMEM_STAT_PATH_FAULT,
+		[TIMED_FALLOC] = SHMEM_STAT_PATH_FALLOC,
+	};
+	__u32 path = SHMEM_STAT_PATH_OTHER;
+	__u64 latest = 0;
+
+	for (int op = 0; op < NR_TIMED; op++) {
+		if (ops->start[op] > latest) {
+			latest = ops->start[op];
+			path = paths[op];
+		}
+	}
+	return path;
 }
 
 static __always_inline __u32 fallback_reason_of(long err)

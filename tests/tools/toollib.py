@@ -64,6 +64,28 @@ def shmemtop_json(cmd, options=()):
     return res, reports
 
 
+def write_from_mapping(d):
+    """shmemtop --json while a process writes 64K to a file on a tmpfs
+    mounted at @d from an untouched shared mapping of another file there
+    (issue 23, defect 6: each page of the mapping is faulted in inside the
+    write), in a cgroup of its own that shmemtop traces."""
+    mount_tmpfs(d, "size=16M")
+    cgroup = "/sys/fs/cgroup/shmem-write-from-mapping"
+    os.mkdir(cgroup)
+    script = ("import mmap, os, sys\n"
+              "with open(sys.argv[1] + '/cgroup.procs', 'w') as f:\n"
+              "    f.write(str(os.getpid()))\n"
+              "a = os.open(sys.argv[2], os.O_RDWR | os.O_CREAT)\n"
+              "os.ftruncate(a, 65536)\n"
+              "b = os.open(sys.argv[3], os.O_WRONLY | os.O_CREAT)\n"
+              "assert os.write(b, mmap.mmap(a, 65536)) == 65536\n")
+    res, reports = shmemtop_json(["python3", "-c", script, cgroup, d + "/mapped",
+                                  d + "/written"], ["-c", cgroup])
+    os.rmdir(cgroup)
+    sh("umount %s" % d)
+    return res, reports
+
+
 def hist_counts(text):
     """shmemhist's latency sections: title -> count, or the line in place
     of a histogram"""
