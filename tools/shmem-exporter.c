@@ -401,7 +401,7 @@ int main(int argc, char **argv)
 	int fd, sig;
 
 	if (shmem_parse_args(&argp, argc, argv))
-		return 1;
+		return EX_USAGE;
 	/* counting only, unless rows are asked for */
 	shmem_args.tracer.rows = (env.filesystems ? 1U << SHMEM_ROWS_FSES : 0) |
 				 (env.top_files ? 1U << SHMEM_ROWS_FILES : 0);

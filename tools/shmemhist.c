@@ -16,7 +16,7 @@
 #define PROG "shmemhist"
 
 static struct {
-	long interval;		/* 0: one report at the end */
+	double interval;	/* 0: one report at the end */
 	long count;		/* 0: until stopped */
 	bool timestamp, msecs;
 } env;
@@ -33,6 +33,8 @@ static const char doc[] =
 "    shmemhist --pinned /sys/fs/bpf/shmem   # read shmemtrace's maps\n";
 
 static const struct argp_option options[] = {
+	{ "interval", 'i', "SECONDS", 0, "Seconds between reports (or INTERVAL)", 0 },
+	{ "count", 'n', "COUNT", 0, "Stop after COUNT reports (or COUNT)", 0 },
 	{ "timestamp", 'T', NULL, 0, "Print a timestamp with each report", 0 },
 	{ "milliseconds", 'm', NULL, 0, "Latency histograms in milliseconds", 0 },
 	{ "help", 'h', NULL, 0, "Show this help", -1 },
@@ -55,18 +57,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'm':
 		env.msecs = true;
 		break;
+	case 'i':
+	case 'n':
 	case ARGP_KEY_ARG:
-		if (state->arg_num == 0) {
-			if (shmem_parse_long(arg, 1, 86400, &env.interval))
-				return shmem_arg_error(state, "invalid interval: %s", arg);
-		} else if (state->arg_num == 1) {
-			if (shmem_parse_long(arg, 1, 1000000000, &env.count))
-				return shmem_arg_error(state, "invalid count: %s", arg);
-		} else {
-			return shmem_arg_error(state, "unexpected argument: %s (a command goes after --)",
-				   arg);
-		}
-		break;
+		return shmem_parse_interval_count(key, arg, state, &env.interval,
+						  &env.count);
 	default:
 		return shmem_parse_common(key, state);
 	}
@@ -334,7 +329,7 @@ int main(int argc, char **argv)
 	/* histograms need no per-entity rows */
 	shmem_args.tracer.rows = 0;
 	if (shmem_parse_args(&argp, argc, argv))
-		return 1;
+		return EX_USAGE;
 	pinned_once = shmem_args.pinned && !env.interval;
 	shmem_handle_signals();
 	if (shmem_source_begin(&src, &prev, false, false, PROG))

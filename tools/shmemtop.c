@@ -44,21 +44,19 @@ static const char doc[] =
 "\n"
 "EXAMPLES:\n"
 "    shmemtop                  # live view, 1 s refresh\n"
-"    shmemtop -b -n 5 -i 2     # five text reports, 2 s apart\n"
+"    shmemtop -b 2 5           # five text reports, 2 s apart (-i 2 -n 5)\n"
 "    shmemtop --json -- fallocate -l 8M /mnt/f   # JSON for one command\n"
 "    shmemtop --pinned /sys/fs/bpf/shmem -b -n 1  # read shmemtrace's maps\n";
-
-enum { OPT_JSON = 1000 };
 
 static const struct argp_option options[] = {
 	{ "batch", 'b', NULL, 0, "Print plain text reports, no live view", 0 },
 	{ "count", 'n', "COUNT", 0, "Stop after COUNT reports", 0 },
 	{ "interval", 'i', "SECONDS", 0, "Seconds between reports (default 1)", 0 },
-	{ "json", OPT_JSON, NULL, 0, "Print one JSON object per report", 0 },
+	{ "json", 'j', NULL, 0, "Print one JSON object per report", 0 },
 	{ "rows", 'r', "ROWS", 0, "Rows per report (default 20)", 0 },
 	{ "sort", 's', "KEY", 0,
 	  "Sort by allocs, large, fallbacks, splits, partial, latency or name", 0 },
-	{ "view", 'V', "VIEW", 0,
+	{ "view", 'k', "VIEW", 0,
 	  "Rows per files, procs, cgroups or fses (file systems: pinned maps)", 0 },
 	{ "help", 'h', NULL, 0, "Show this help", -1 },
 	{},
@@ -79,21 +77,13 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'b':
 		env.batch = true;
 		break;
+	case 'i':
 	case 'n':
-		if (shmem_parse_long(arg, 1, 1000000000, &env.count))
-			return shmem_arg_error(state, "invalid count: %s", arg);
-		break;
-	case 'i': {
-		char *end;
-
-		env.interval = strtod(arg, &end);
-		if (end == arg || *end || !(env.interval >= 0.01) ||
-		    env.interval > 86400)
-			return shmem_arg_error(state, "invalid interval: %s", arg);
-		env.interval_given = true;
-		break;
-	}
-	case OPT_JSON:
+	case ARGP_KEY_ARG:
+		env.interval_given |= key != 'n';
+		return shmem_parse_interval_count(key, arg, state, &env.interval,
+						  &env.count);
+	case 'j':
 		env.json = true;
 		break;
 	case 'r':
@@ -104,7 +94,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (shmem_sort_parse(arg, &env.sort))
 			return shmem_arg_error(state, "invalid sort key: %s", arg);
 		break;
-	case 'V':
+	case 'k':
 		for (v = 0; v < SHMEM_NR_ROW_KINDS; v++)
 			if (!strcmp(arg, shmem_row_kind_name(v)))
 				break;
@@ -112,9 +102,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			return shmem_arg_error(state, "invalid view: %s", arg);
 		env.view = v;
 		break;
-	case ARGP_KEY_ARG:
-		return shmem_arg_error(state, "unexpected argument: %s (a command goes after --)",
-			   arg);
 	default:
 		return shmem_parse_common(key, state);
 	}
@@ -354,7 +341,7 @@ static bool handle_key(int ch, __u32 rows)
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { options, parse_arg,
-					  "[-- COMMAND [ARG...]]", doc, children, NULL, NULL };
+					  "[INTERVAL [COUNT]] [-- COMMAND [ARG...]]", doc, children, NULL, NULL };
 	/* the first report counts from the start: from empty maps */
 	struct shmem_snapshot prev = {}, now, delta = {};
 	struct shmem_source src;
@@ -367,7 +354,7 @@ int main(int argc, char **argv)
 
 	cmd = shmem_split_command(&argc, argv);
 	if (shmem_parse_args(&argp, argc, argv))
-		return 1;
+		return EX_USAGE;
 	live_view = !env.batch && !env.json;
 	/* a command's report, once, unless asked for intervals */
 	once = cmd && !live_view && !env.interval_given;

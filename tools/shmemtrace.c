@@ -117,7 +117,7 @@ int main(int argc, char **argv)
 
 	shmem_args.tracer.rows = SHMEM_ALL_ROWS;
 	if (shmem_parse_args(&argp, argc, argv))
-		return 1;
+		return EX_USAGE;
 	if (!strcmp(env.command, "start"))
 		return start();
 	if (!strcmp(env.command, "status"))

@@ -120,17 +120,15 @@ static error_t parse_shared(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-enum { OPT_VERSION = 0x1001 };
-
 static const struct argp_option version_options[] = {
-	{ "version", OPT_VERSION, NULL, 0, "Print the version", -1 },
+	{ "version", 'V', NULL, 0, "Print the version", -1 },
 	{},
 };
 
 static error_t parse_version(int key, char *arg, struct argp_state *state)
 {
 	(void)arg;
-	if (key != OPT_VERSION)
+	if (key != 'V')
 		return ARGP_ERR_UNKNOWN;
 	printf("%s %s\n", state->name, SHMEM_VERSION);
 	exit(0);
@@ -154,6 +152,36 @@ int shmem_parse_args(const struct argp *argp, int argc, char **argv)
 	 */
 	return argp_parse(argp, argc, argv, ARGP_NO_ERRS | ARGP_NO_HELP,
 			  NULL, NULL) ? -1 : 0;
+}
+
+int shmem_parse_interval(const char *s, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || *end || !(v >= 0.01) || v > 86400)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int shmem_parse_interval_count(int key, char *arg, struct argp_state *state,
+			       double *interval, long *count)
+{
+	if (key == ARGP_KEY_ARG)
+		key = state->arg_num == 0 ? 'i' : state->arg_num == 1 ? 'n' : 0;
+	if (key == 'i') {
+		if (shmem_parse_interval(arg, interval))
+			return shmem_arg_error(state, "invalid interval: %s", arg);
+		return 0;
+	}
+	if (key == 'n') {
+		if (shmem_parse_long(arg, 1, 1000000000, count))
+			return shmem_arg_error(state, "invalid count: %s", arg);
+		return 0;
+	}
+	return shmem_arg_error(state, "unexpected argument: %s (a command goes after --)",
+			       arg);
 }
 
 char **shmem_split_command(int *argc, char **argv)

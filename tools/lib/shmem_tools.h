@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sysexits.h>		/* EX_USAGE: the tools' usage errors, as argp's */
 #include <sys/types.h>
 #include <linux/types.h>
 #include <json-c/json.h>
@@ -328,6 +329,14 @@ extern const struct argp shmem_version_argp;
 /* Command line (cli.c): errors are one line naming the problem. */
 int shmem_arg_error(struct argp_state *state, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* Seconds between reports: 0.01 to 86400 */
+int shmem_parse_interval(const char *s, double *out);
+/*
+ * -i SECONDS, -n COUNT and the positional INTERVAL [COUNT] (@key is 'i',
+ * 'n' or ARGP_KEY_ARG), alike in every tool; one-line errors.
+ */
+int shmem_parse_interval_count(int key, char *arg, struct argp_state *state,
+			       double *interval, long *count);
 /* Call from a parser's default case: -h/--help and unknown options. */
 error_t shmem_parse_common(int key, struct argp_state *state);
 int shmem_parse_args(const struct argp *argp, int argc, char **argv);
