@@ -4,6 +4,7 @@
  * counters, snapshot subtraction and sorting, JSON and histogram output.
  * Snapshots are built by hand; no BPF and no privileges needed.
  */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -559,6 +560,31 @@ static void test_split_command(void)
 	      "-- with nothing after it");
 }
 
+/*
+ * Issue 23's suspicion: a Ctrl-C landing between shmem_wait()'s check of
+ * shmem_exiting and its ppoll() was missed until the timeout (a day for
+ * shmemhist).  It is real: SIGINT was not blocked outside ppoll().  Now
+ * only ppoll() takes SIGINT and SIGTERM, so one sent before it waits
+ * there and ends the wait at once.
+ */
+static void test_signal_in_wait(void)
+{
+	sigset_t blocked;
+	double start;
+	int status;
+
+	shmem_handle_signals();
+	sigprocmask(SIG_BLOCK, NULL, &blocked);
+	check(sigismember(&blocked, SIGINT) && sigismember(&blocked, SIGTERM),
+	      "SIGINT and SIGTERM wait for ppoll() (blocked outside it)");
+	kill(getpid(), SIGINT);
+	check(!shmem_exiting, "a SIGINT before the wait is not lost: it is pending");
+	start = shmem_now();
+	shmem_wait(86400, 0, -1, &status);
+	check(shmem_exiting && shmem_now() - start < 5,
+	      "and ends a wait of a day at once (%.3f s)", shmem_now() - start);
+}
+
 int main(void)
 {
 	test_parse_long();
@@ -575,6 +601,7 @@ int main(void)
 	test_log2();
 	test_metrics();
 	test_split_command();
+	test_signal_in_wait();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

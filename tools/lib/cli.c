@@ -209,19 +209,25 @@ static void on_child(int sig)
 	(void)sig;
 }
 
-/* SIGCHLD stays blocked except inside shmem_wait()'s ppoll(). */
+/*
+ * The signals stay blocked except inside shmem_wait()'s ppoll(): one that
+ * comes after its check of shmem_exiting waits there instead of being
+ * handled before ppoll() sleeps through it.
+ */
 void shmem_handle_signals(void)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
-	sigset_t chld;
+	sigset_t set;
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sa.sa_handler = on_child;
 	sigaction(SIGCHLD, &sa, NULL);
-	sigemptyset(&chld);
-	sigaddset(&chld, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &chld, NULL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigprocmask(SIG_BLOCK, &set, NULL);
 }
 
 pid_t shmem_command_start(char **cmd, const char *prog)
