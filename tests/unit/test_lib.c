@@ -459,9 +459,10 @@ static void test_metrics(void)
 	struct shmem_snapshot s = {};
 	struct shmem_mounts mounts;
 	struct shmem_row_entry *e;
-	char *text, bucket[128];
+	char *text;
 	long long last = 0;
-	bool monotonic = true;
+	bool monotonic = true, exact = true;
+	int nr_bounds = 0;
 	int fd = mkstemp(mountinfo);
 
 	if (fd < 0 || dprintf(fd, "22 1 0:30 / /mnt/large rw - tmpfs t rw\n") < 0)
@@ -498,26 +499,43 @@ static void test_metrics(void)
 	      "metrics: per file system, with its mount point");
 	check(text && sample(text, "shmem_folio_fallbacks_total{order=\"9\",size=\"2M\",reason=\"charge\"}") == 1,
 	      "metrics: fallbacks by order and reason");
-	check(text && sample(text, "shmem_alloc_latency_seconds_bucket{le=\"2e-09\"}") == 0 &&
-	      sample(text, "shmem_alloc_latency_seconds_bucket{le=\"4e-09\"}") == 1 &&
-	      sample(text, "shmem_alloc_latency_seconds_bucket{le=\"1.6e-08\"}") == 3 &&
+	check(text && sample(text, "shmem_alloc_latency_seconds_bucket{le=\"0.000000002\"}") == 0 &&
+	      sample(text, "shmem_alloc_latency_seconds_bucket{le=\"0.000000004\"}") == 1 &&
+	      sample(text, "shmem_alloc_latency_seconds_bucket{le=\"0.000000016\"}") == 3 &&
 	      sample(text, "shmem_alloc_latency_seconds_bucket{le=\"+Inf\"}") == 3 &&
 	      strstr(text, "shmem_alloc_latency_seconds_sum 0.000000030\n") &&
 	      sample(text, "shmem_alloc_latency_seconds_count") == 3,
 	      "metrics: cumulative le buckets, a value in the first bucket at or above it");
-	for (int i = 0; text && i <= SHMEM_HIST_TOP; i++) {
+	/*
+	 * Issue 23's suspicion: %.9g put some bounds below 2^n ns
+	 * (1.07374182 for 2^30).  Each bound, read as a decimal, is 2^n ns.
+	 */
+	for (const char *at = text; at && (at = strstr(at, "shmem_folio_uptodate_seconds_bucket{le=\"")); at++) {
+		unsigned long long whole = 0, ns;
+		char frac[10] = "";
 		long long v;
 
-		snprintf(bucket, sizeof(bucket), "shmem_folio_uptodate_seconds_bucket{le=\"%.9g\"}",
-			 (double)(1ULL << i) / 1e9);
-		v = sample(text, bucket);
+		at += strlen("shmem_folio_uptodate_seconds_bucket{le=\"");
+		if (*at == '+')
+			break;
+		sscanf(at, "%llu.%9[0-9]", &whole, frac);
+		ns = strtoull(frac, NULL, 10);
+		for (size_t k = strlen(frac); k < 9; k++)
+			ns *= 10;
+		ns += whole * 1000000000ULL;
+		exact &= nr_bounds <= SHMEM_HIST_TOP && ns == 1ULL << nr_bounds;
+		nr_bounds++;
+		v = strtoll(strchr(at, ' ') + 1, NULL, 10);
 		monotonic &= v >= last;
 		last = v;
 	}
+	check(exact && nr_bounds == SHMEM_HIST_TOP + 1,
+	      "metrics: each le bound is 2^n ns exactly, n = 0..%d (%d bounds)",
+	      SHMEM_HIST_TOP, nr_bounds);
 	check(text && monotonic &&
-	      sample(text, "shmem_folio_uptodate_seconds_bucket{le=\"2.14748365\"}") == 0 &&
-	      sample(text, "shmem_folio_uptodate_seconds_bucket{le=\"4.2949673\"}") == 1 &&
-	      sample(text, "shmem_folio_uptodate_seconds_bucket{le=\"4398.04651\"}") == 1 &&
+	      sample(text, "shmem_folio_uptodate_seconds_bucket{le=\"2.147483648\"}") == 0 &&
+	      sample(text, "shmem_folio_uptodate_seconds_bucket{le=\"4.294967296\"}") == 1 &&
+	      sample(text, "shmem_folio_uptodate_seconds_bucket{le=\"4398.046511104\"}") == 1 &&
 	      sample(text, "shmem_folio_uptodate_seconds_bucket{le=\"+Inf\"}") == 2 &&
 	      sample(text, "shmem_folio_uptodate_seconds_count") == 2,
 	      "metrics: 3 s above le=2.147, buckets to 4398 s (73 min), two hours only in +Inf == _count");
