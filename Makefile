@@ -115,7 +115,7 @@ $(GEN)/shmem.skel.h: $(BUILD)/bpf/shmem.bpf.o
 	$(BPFTOOL) gen skeleton $< name shmem_bpf > $@
 
 $(BIN)/shmemtop: tools/shmemtop.c $(LIB_SRCS) tools/lib/shmem_tools.h $(GEN)/shmem.skel.h | $(BIN)
-	$(CC) $(TOOL_CFLAGS) -o $@ $< $(LIB_SRCS) $(TOOL_LIBS) -lncurses
+	$(CC) $(TOOL_CFLAGS) -o $@ $< $(LIB_SRCS) $(TOOL_LIBS) -lncursesw
 
 # The exporter's page, with the chart library from npm inlined
 web/node_modules/uplot/dist/uPlot.iife.min.js: web/package.json web/package-lock.json

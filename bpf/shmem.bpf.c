@@ -198,6 +198,22 @@ static __always_inline struct shmem_row *row_get(void *map, const void *key,
 	return row;
 }
 
+/*
+ * The kernel's string @src into a row's @name: NUL-terminated when it
+ * fits, else its first SHMEM_NAME_LEN bytes without a NUL, so that
+ * readers tell a name of 31 bytes from one cut there.
+ */
+static __always_inline void name_read(char *name, const char *src)
+{
+	char last;
+
+	if (bpf_probe_read_kernel_str(name, SHMEM_NAME_LEN, src) != SHMEM_NAME_LEN)
+		return;
+	/* 31 bytes copied: the last buffer byte is the name's 32nd, or its end */
+	if (!bpf_probe_read_kernel(&last, 1, src + SHMEM_NAME_LEN - 1))
+		name[SHMEM_NAME_LEN - 1] = last;
+}
+
 static void inode_name(struct inode *inode, char *name)
 {
 	struct hlist_node *alias = BPF_CORE_READ(inode, i_dentry.first);
@@ -206,8 +222,7 @@ static void inode_name(struct inode *inode, char *name)
 	if (!alias)
 		return;
 	dentry = (void *)alias - bpf_core_field_offset(struct dentry, d_u.d_alias);
-	bpf_probe_read_kernel_str(name, SHMEM_NAME_LEN,
-				  BPF_CORE_READ(dentry, d_name.name));
+	name_read(name, (const char *)BPF_CORE_READ(dentry, d_name.name));
 }
 
 #define ROWS_ON(kind) (rows & (1U << (kind)))
@@ -289,8 +304,8 @@ static __always_inline void rows_lookup(struct inode *inode,
 		r->cgroup = row_get(&cgroups, &k->cgroup, t, SHMEM_ROWS_CGROUPS,
 				    &created);
 		if (created && r->cgroup)
-			bpf_probe_read_kernel_str(r->cgroup->name, SHMEM_NAME_LEN,
-				BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, name));
+			name_read(r->cgroup->name,
+				  BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, name));
 	}
 	if (ROWS_ON(SHMEM_ROWS_FSES)) {
 		r->fs = row_get(&fses, &k->dev, t, SHMEM_ROWS_FSES, &created);
@@ -817,15 +832,27 @@ int BPF_PROG(alloc_enter)
 	return 0;
 }
 
+/*
+ * The innermost call the thread is in: a write faults its user buffer in
+ * first, and a fault on a shmem mapping there allocates for the fault.
+ */
 static __always_inline __u32 path_of(struct thread_ops *ops)
 {
-	if (ops->start[TIMED_FALLOC])
-		return SHMEM_STAT_PATH_FALLOC;
-	if (ops->start[TIMED_WRITE])
-		return SHMEM_STAT_PATH_WRITE;
-	if (ops->start[TIMED_FAULT])
-		return SHMEM_STAT_PATH_FAULT;
-	return SHMEM_STAT_PATH_OTHER;
+	static const __u32 paths[NR_TIMED] = {
+		[TIMED_WRITE] = SHMEM_STAT_PATH_WRITE,
+		[TIMED_FAULT] = SHMEM_STAT_PATH_FAULT,
+		[TIMED_FALLOC] = SHMEM_STAT_PATH_FALLOC,
+	};
+	__u32 path = SHMEM_STAT_PATH_OTHER;
+	__u64 latest = 0;
+
+	for (int op = 0; op < NR_TIMED; op++) {
+		if (ops->start[op] > latest) {
+			latest = ops->start[op];
+			path = paths[op];
+		}
+	}
+	return path;
 }
 
 static __always_inline __u32 fallback_reason_of(long err)

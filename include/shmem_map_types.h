@@ -127,7 +127,8 @@ enum shmem_signal {
 	SHMEM_SIG_LAT_FAULT	= 1 << 9,
 	SHMEM_SIG_LAT_FALLOC	= 1 << 10,
 	SHMEM_SIG_LAT_UPTODATE	= 1 << 11,
-	SHMEM_NR_SIGNALS	= 12,
+	SHMEM_SIG_SWAPINS	= 1 << 12,	/* allocations for swap-in */
+	SHMEM_NR_SIGNALS	= 13,
 };
 
 /* Folio latencies (--latency) and call latencies (--call-latency) */
@@ -162,7 +163,8 @@ struct shmem_proc_key {
 
 /* One row of the files, procs, cgroups and fses maps. */
 struct shmem_row {
-	char name[SHMEM_NAME_LEN];	/* dentry name, comm or cgroup name */
+	/* dentry name, comm or cgroup name; no NUL: 32 bytes or more, cut */
+	char name[SHMEM_NAME_LEN];
 	__u64 allocs[SHMEM_NR_ORDERS];
 	__u64 fallbacks;
 	__u64 splits;

@@ -152,45 +152,106 @@ static char *scrape(void)
  * sending a byte now and then never is.  Each connection has a deadline,
  * from when it connected or was last answered; a reaper shuts down the
  * socket of one past it, and MHD closes the connection.
+ *
+ * The connection cap is ours (admit()): at MAX_CONNECTIONS, a client
+ * with fewer connections than the one holding most takes the oldest of
+ * those, so clients from many addresses cannot keep a new one out.  MHD's
+ * own limit leaves room for connections shut down but not yet closed.
  */
-struct deadline {
+struct slot {
 	int fd;			/* -1: a free slot */
-	double at;
+	bool evicted;		/* shut down to make room: closing */
+	struct in_addr addr;	/* the client's */
+	double connected;
+	double deadline;
 };
 
-static struct deadline deadlines[MAX_CONNECTIONS];
-static pthread_mutex_t deadline_lock = PTHREAD_MUTEX_INITIALIZER;
+#define NR_SLOTS (2 * MAX_CONNECTIONS)
+static struct slot slots[NR_SLOTS];
+static pthread_mutex_t slot_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void set_deadline(struct deadline *d, double at)
+static void set_deadline(struct slot *sl, double at)
 {
-	pthread_mutex_lock(&deadline_lock);
-	d->at = at;
-	pthread_mutex_unlock(&deadline_lock);
+	pthread_mutex_lock(&slot_lock);
+	sl->deadline = at;
+	pthread_mutex_unlock(&slot_lock);
+}
+
+/* Connections held by @addr, not counting those being closed */
+static int held_by(struct in_addr addr)
+{
+	int n = 0;
+
+	for (int i = 0; i < NR_SLOTS; i++)
+		n += slots[i].fd >= 0 && !slots[i].evicted &&
+		     slots[i].addr.s_addr == addr.s_addr;
+	return n;
+}
+
+static enum MHD_Result admit(void *cls, const struct sockaddr *sa,
+			     socklen_t len)
+{
+	struct in_addr addr = ((const struct sockaddr_in *)sa)->sin_addr;
+	struct slot *victim = NULL;
+	int held = 0, most = 0;
+
+	(void)cls;
+	(void)len;
+	pthread_mutex_lock(&slot_lock);
+	for (int i = 0; i < NR_SLOTS; i++) {
+		int n;
+
+		if (slots[i].fd < 0 || slots[i].evicted)
+			continue;
+		held++;
+		n = held_by(slots[i].addr);
+		if (n > most || (n == most && victim &&
+				 slots[i].connected < victim->connected)) {
+			most = n;
+			victim = &slots[i];
+		}
+	}
+	if (held >= MAX_CONNECTIONS) {
+		if (!victim || most <= held_by(addr) + 1) {
+			pthread_mutex_unlock(&slot_lock);
+			return MHD_NO;
+		}
+		victim->evicted = true;
+		shutdown(victim->fd, SHUT_RDWR);
+	}
+	pthread_mutex_unlock(&slot_lock);
+	return MHD_YES;
 }
 
 static void notify_connection(void *cls, struct MHD_Connection *conn,
 			      void **socket_context,
 			      enum MHD_ConnectionNotificationCode code)
 {
-	const union MHD_ConnectionInfo *info;
+	const union MHD_ConnectionInfo *fd, *addr;
 
 	(void)cls;
-	pthread_mutex_lock(&deadline_lock);
+	pthread_mutex_lock(&slot_lock);
 	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-		info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-		for (int i = 0; info && i < MAX_CONNECTIONS; i++) {
-			if (deadlines[i].fd >= 0)
+		fd = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		addr = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		for (int i = 0; fd && addr && i < NR_SLOTS; i++) {
+			if (slots[i].fd >= 0)
 				continue;
-			deadlines[i].fd = info->connect_fd;
-			deadlines[i].at = shmem_now() + env.request_time;
-			*socket_context = &deadlines[i];
+			slots[i] = (struct slot){
+				.fd = fd->connect_fd,
+				.addr = ((const struct sockaddr_in *)
+					 addr->client_addr)->sin_addr,
+				.connected = shmem_now(),
+				.deadline = shmem_now() + env.request_time,
+			};
+			*socket_context = &slots[i];
 			break;
 		}
 	} else if (*socket_context) {
 		/* before MHD closes the socket: the fd is not reused yet */
-		((struct deadline *)*socket_context)->fd = -1;
+		((struct slot *)*socket_context)->fd = -1;
 	}
-	pthread_mutex_unlock(&deadline_lock);
+	pthread_mutex_unlock(&slot_lock);
 }
 
 static void *reap(void *arg)
@@ -201,11 +262,11 @@ static void *reap(void *arg)
 
 		sleep(1);
 		now = shmem_now();
-		pthread_mutex_lock(&deadline_lock);
-		for (int i = 0; i < MAX_CONNECTIONS; i++)
-			if (deadlines[i].fd >= 0 && deadlines[i].at < now)
-				shutdown(deadlines[i].fd, SHUT_RDWR);
-		pthread_mutex_unlock(&deadline_lock);
+		pthread_mutex_lock(&slot_lock);
+		for (int i = 0; i < NR_SLOTS; i++)
+			if (slots[i].fd >= 0 && slots[i].deadline < now)
+				shutdown(slots[i].fd, SHUT_RDWR);
+		pthread_mutex_unlock(&slot_lock);
 	}
 	return NULL;
 }
@@ -340,7 +401,7 @@ int main(int argc, char **argv)
 	int fd, sig;
 
 	if (shmem_parse_args(&argp, argc, argv))
-		return 1;
+		return EX_USAGE;
 	/* counting only, unless rows are asked for */
 	shmem_args.tracer.rows = (env.filesystems ? 1U << SHMEM_ROWS_FSES : 0) |
 				 (env.top_files ? 1U << SHMEM_ROWS_FILES : 0);
@@ -374,8 +435,8 @@ int main(int argc, char **argv)
 	sigaddset(&quit, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &quit, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	for (int i = 0; i < MAX_CONNECTIONS; i++)
-		deadlines[i].fd = -1;
+	for (int i = 0; i < NR_SLOTS; i++)
+		slots[i].fd = -1;
 	if (pthread_create(&reaper, NULL, reap, NULL)) {
 		fprintf(stderr, PROG ": cannot start a thread\n");
 		shmem_source_close(&src);
@@ -383,10 +444,10 @@ int main(int argc, char **argv)
 	}
 	daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD |
 				  MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL,
-				  0, NULL, NULL, handle, NULL,
+				  0, admit, NULL, handle, NULL,
 				  MHD_OPTION_LISTEN_SOCKET, fd,
 				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)env.timeout,
-				  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
+				  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)NR_SLOTS,
 				  MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)env.per_client,
 				  MHD_OPTION_NOTIFY_CONNECTION, notify_connection, NULL,
 				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,

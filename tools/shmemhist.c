@@ -16,7 +16,7 @@
 #define PROG "shmemhist"
 
 static struct {
-	long interval;		/* 0: one report at the end */
+	double interval;	/* 0: one report at the end */
 	long count;		/* 0: until stopped */
 	bool timestamp, msecs;
 } env;
@@ -33,6 +33,8 @@ static const char doc[] =
 "    shmemhist --pinned /sys/fs/bpf/shmem   # read shmemtrace's maps\n";
 
 static const struct argp_option options[] = {
+	{ "interval", 'i', "SECONDS", 0, "Seconds between reports (or INTERVAL)", 0 },
+	{ "count", 'n', "COUNT", 0, "Stop after COUNT reports (or COUNT)", 0 },
 	{ "timestamp", 'T', NULL, 0, "Print a timestamp with each report", 0 },
 	{ "milliseconds", 'm', NULL, 0, "Latency histograms in milliseconds", 0 },
 	{ "help", 'h', NULL, 0, "Show this help", -1 },
@@ -55,18 +57,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'm':
 		env.msecs = true;
 		break;
+	case 'i':
+	case 'n':
 	case ARGP_KEY_ARG:
-		if (state->arg_num == 0) {
-			if (shmem_parse_long(arg, 1, 86400, &env.interval))
-				return shmem_arg_error(state, "invalid interval: %s", arg);
-		} else if (state->arg_num == 1) {
-			if (shmem_parse_long(arg, 1, 1000000000, &env.count))
-				return shmem_arg_error(state, "invalid count: %s", arg);
-		} else {
-			return shmem_arg_error(state, "unexpected argument: %s (a command goes after --)",
-				   arg);
-		}
-		break;
+		return shmem_parse_interval_count(key, arg, state, &env.interval,
+						  &env.count);
 	default:
 		return shmem_parse_common(key, state);
 	}
@@ -223,14 +218,14 @@ static void print_blocks(const struct shmem_snapshot *d)
 		       (unsigned long long)b->zeroed[z]);
 }
 
-static void print_mthp(const struct shmem_snapshot *d, bool since_boot)
+static void print_mthp(const struct shmem_snapshot *d)
 {
 	bool any = false;
 
 	if (!d->nr_mthp)
 		return;
 	printf("\nKernel mTHP counters (sysfs, %s):\n",
-	       since_boot ? "since boot" : "this interval");
+	       d->mthp_since_boot ? "since boot" : "this interval");
 	for (size_t i = 0; i < d->nr_mthp; i++) {
 		const struct shmem_mthp *m = &d->mthp[i];
 		char size[16];
@@ -298,7 +293,7 @@ static void print_rows(const struct shmem_snapshot *d)
 			       d->capacity[k], (unsigned long long)d->dropped[k]);
 }
 
-static void report(const struct shmem_snapshot *d, bool mthp_since_boot)
+static void report(const struct shmem_snapshot *d)
 {
 	if (env.timestamp) {
 		char stamp[32];
@@ -311,7 +306,7 @@ static void report(const struct shmem_snapshot *d, bool mthp_since_boot)
 	print_fallbacks(d);
 	print_splits(d);
 	print_blocks(d);
-	print_mthp(d, mthp_since_boot);
+	print_mthp(d);
 	print_latency(d);
 	print_rows(d);
 	printf("\n");
@@ -334,11 +329,10 @@ int main(int argc, char **argv)
 	/* histograms need no per-entity rows */
 	shmem_args.tracer.rows = 0;
 	if (shmem_parse_args(&argp, argc, argv))
-		return 1;
+		return EX_USAGE;
 	pinned_once = shmem_args.pinned && !env.interval;
 	shmem_handle_signals();
-	/* one report of pinned maps: the kernel's counters since boot, too */
-	if (shmem_source_begin(&src, &prev, pinned_once, false, PROG))
+	if (shmem_source_begin(&src, &prev, false, false, PROG))
 		return 1;
 	if (cmd) {
 		child = shmem_command_start(cmd, PROG);
@@ -366,7 +360,7 @@ int main(int argc, char **argv)
 			err = 1;
 			break;
 		}
-		report(&delta, pinned_once);
+		report(&delta);
 		shmem_snapshot_free(&delta);
 		shmem_snapshot_free(&prev);
 		prev = now;

@@ -5,12 +5,16 @@
  * uptodate, and how long allocating takes.  Live (ncurses), batch text or
  * one JSON object per interval.
  */
+#define _GNU_SOURCE		/* wcwidth() */
+#define NCURSES_WIDECHAR 1	/* ncursesw's wide-character calls */
 #include <argp.h>
 #include <curses.h>
+#include <locale.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <wchar.h>
 #include <sys/wait.h>
 #include "shmem_tools.h"
 
@@ -40,21 +44,19 @@ static const char doc[] =
 "\n"
 "EXAMPLES:\n"
 "    shmemtop                  # live view, 1 s refresh\n"
-"    shmemtop -b -n 5 -i 2     # five text reports, 2 s apart\n"
+"    shmemtop -b 2 5           # five text reports, 2 s apart (-i 2 -n 5)\n"
 "    shmemtop --json -- fallocate -l 8M /mnt/f   # JSON for one command\n"
 "    shmemtop --pinned /sys/fs/bpf/shmem -b -n 1  # read shmemtrace's maps\n";
-
-enum { OPT_JSON = 1000 };
 
 static const struct argp_option options[] = {
 	{ "batch", 'b', NULL, 0, "Print plain text reports, no live view", 0 },
 	{ "count", 'n', "COUNT", 0, "Stop after COUNT reports", 0 },
 	{ "interval", 'i', "SECONDS", 0, "Seconds between reports (default 1)", 0 },
-	{ "json", OPT_JSON, NULL, 0, "Print one JSON object per report", 0 },
+	{ "json", 'j', NULL, 0, "Print one JSON object per report", 0 },
 	{ "rows", 'r', "ROWS", 0, "Rows per report (default 20)", 0 },
 	{ "sort", 's', "KEY", 0,
 	  "Sort by allocs, large, fallbacks, splits, partial, latency or name", 0 },
-	{ "view", 'V', "VIEW", 0,
+	{ "view", 'k', "VIEW", 0,
 	  "Rows per files, procs, cgroups or fses (file systems: pinned maps)", 0 },
 	{ "help", 'h', NULL, 0, "Show this help", -1 },
 	{},
@@ -75,21 +77,13 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'b':
 		env.batch = true;
 		break;
+	case 'i':
 	case 'n':
-		if (shmem_parse_long(arg, 1, 1000000000, &env.count))
-			return shmem_arg_error(state, "invalid count: %s", arg);
-		break;
-	case 'i': {
-		char *end;
-
-		env.interval = strtod(arg, &end);
-		if (end == arg || *end || !(env.interval >= 0.01) ||
-		    env.interval > 86400)
-			return shmem_arg_error(state, "invalid interval: %s", arg);
-		env.interval_given = true;
-		break;
-	}
-	case OPT_JSON:
+	case ARGP_KEY_ARG:
+		env.interval_given |= key != 'n';
+		return shmem_parse_interval_count(key, arg, state, &env.interval,
+						  &env.count);
+	case 'j':
 		env.json = true;
 		break;
 	case 'r':
@@ -100,7 +94,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (shmem_sort_parse(arg, &env.sort))
 			return shmem_arg_error(state, "invalid sort key: %s", arg);
 		break;
-	case 'V':
+	case 'k':
 		for (v = 0; v < SHMEM_NR_ROW_KINDS; v++)
 			if (!strcmp(arg, shmem_row_kind_name(v)))
 				break;
@@ -108,9 +102,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			return shmem_arg_error(state, "invalid view: %s", arg);
 		env.view = v;
 		break;
-	case ARGP_KEY_ARG:
-		return shmem_arg_error(state, "unexpected argument: %s (a command goes after --)",
-			   arg);
 	default:
 		return shmem_parse_common(key, state);
 	}
@@ -276,6 +267,28 @@ static void print_json(const struct shmem_snapshot *d, double secs)
 	json_object_put(o);
 }
 
+/* @line on row @y, cut at the screen's width in columns (a name may be wide) */
+static void draw_line(int y, const char *line)
+{
+	wchar_t wide[256];
+	size_t n = mbstowcs(wide, line, 255), i;
+	int cols = 0;
+
+	/* not UTF-8 in this locale: the line as bytes */
+	if (n == (size_t)-1) {
+		mvaddnstr(y, 0, line, COLS);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		int w = wcwidth(wide[i]);
+
+		if (cols + (w > 0 ? w : 1) > COLS)
+			break;
+		cols += w > 0 ? w : 1;
+	}
+	mvaddnwstr(y, 0, wide, i);
+}
+
 static void draw(const struct shmem_snapshot *d, const char *missing)
 {
 	char line[256];
@@ -300,7 +313,7 @@ static void draw(const struct shmem_snapshot *d, const char *missing)
 		if (!shmem_row_active(&d->rows[env.view][i].row))
 			continue;
 		format_row(line, sizeof(line), &d->rows[env.view][i]);
-		mvprintw(y++, 0, "%.*s", COLS, line);
+		draw_line(y++, line);
 		rows--;
 	}
 	refresh();
@@ -328,7 +341,7 @@ static bool handle_key(int ch, __u32 rows)
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { options, parse_arg,
-					  "[-- COMMAND [ARG...]]", doc, children, NULL, NULL };
+					  "[INTERVAL [COUNT]] [-- COMMAND [ARG...]]", doc, children, NULL, NULL };
 	/* the first report counts from the start: from empty maps */
 	struct shmem_snapshot prev = {}, now, delta = {};
 	struct shmem_source src;
@@ -341,7 +354,7 @@ int main(int argc, char **argv)
 
 	cmd = shmem_split_command(&argc, argv);
 	if (shmem_parse_args(&argp, argc, argv))
-		return 1;
+		return EX_USAGE;
 	live_view = !env.batch && !env.json;
 	/* a command's report, once, unless asked for intervals */
 	once = cmd && !live_view && !env.interval_given;
@@ -370,6 +383,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (live_view) {
+		/* the user's character set, so names in UTF-8 show as text */
+		setlocale(LC_CTYPE, "");
 		initscr();
 		cbreak();
 		noecho();

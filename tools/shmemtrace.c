@@ -23,7 +23,8 @@ static const char doc[] =
 "\n"
 "  start   load, attach and pin maps and links under DIR\n"
 "  status  say what the pinned programs observe on this kernel\n"
-"  stop    unpin everything under DIR and remove it\n"
+"  stop    unpin what start pinned under DIR and remove it (refused,\n"
+"          removing nothing, if DIR holds anything else)\n"
 "\n"
 "EXAMPLES:\n"
 "    shmemtrace start && ./benchmark && shmemhist --pinned " SHMEM_PIN_DEFAULT "\n"
@@ -116,7 +117,7 @@ int main(int argc, char **argv)
 
 	shmem_args.tracer.rows = SHMEM_ALL_ROWS;
 	if (shmem_parse_args(&argp, argc, argv))
-		return 1;
+		return EX_USAGE;
 	if (!strcmp(env.command, "start"))
 		return start();
 	if (!strcmp(env.command, "status"))

@@ -52,14 +52,37 @@ def mount_tmpfs(path, opts):
 
 def shmemtop_json(cmd, options=()):
     """shmemtop traces while @cmd runs; the long interval makes the report
-    at the command's exit the only one."""
+    at the command's exit the only one.  Every line of its output must be
+    JSON (the command's own output goes elsewhere): one that is not makes
+    the reports [] and is shown."""
     res = run([BIN + "/shmemtop", "--json", "-i", "3600", *options, "--", *cmd])
-    reports = []
-    for line in res.stdout.splitlines():
-        try:
-            reports.append(json.loads(line))
-        except ValueError:
-            pass
+    try:
+        reports = [json.loads(line) for line in res.stdout.splitlines()]
+    except ValueError:
+        print("# not JSON on shmemtop's stdout: %r" % res.stdout[:200])
+        reports = []
+    return res, reports
+
+
+def write_from_mapping(d):
+    """shmemtop --json while a process writes 64K to a file on a tmpfs
+    mounted at @d from an untouched shared mapping of another file there
+    (issue 23, defect 6: each page of the mapping is faulted in inside the
+    write), in a cgroup of its own that shmemtop traces."""
+    mount_tmpfs(d, "size=16M")
+    cgroup = "/sys/fs/cgroup/shmem-write-from-mapping"
+    os.mkdir(cgroup)
+    script = ("import mmap, os, sys\n"
+              "with open(sys.argv[1] + '/cgroup.procs', 'w') as f:\n"
+              "    f.write(str(os.getpid()))\n"
+              "a = os.open(sys.argv[2], os.O_RDWR | os.O_CREAT)\n"
+              "os.ftruncate(a, 65536)\n"
+              "b = os.open(sys.argv[3], os.O_WRONLY | os.O_CREAT)\n"
+              "assert os.write(b, mmap.mmap(a, 65536)) == 65536\n")
+    res, reports = shmemtop_json(["python3", "-c", script, cgroup, d + "/mapped",
+                                  d + "/written"], ["-c", cgroup])
+    os.rmdir(cgroup)
+    sh("umount %s" % d)
     return res, reports
 
 

@@ -4,6 +4,7 @@
  * counters, snapshot subtraction and sorting, JSON and histogram output.
  * Snapshots are built by hand; no BPF and no privileges needed.
  */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -59,7 +60,7 @@ static void test_missing(void)
 	};
 
 	shmem_missing_signals(&fallback_mode, buf, sizeof(buf));
-	check(!strcmp(buf, "exact allocation paths, fallback reasons, block-uptodate transitions, bytes zeroed, splits"),
+	check(!strcmp(buf, "exact allocation paths, fallback reasons, block-uptodate transitions, bytes zeroed, splits, swap-in allocations"),
 	      "missing signals of the fallback mode: %s", buf);
 	shmem_missing_signals(&all, buf, sizeof(buf));
 	check(!*buf, "nothing missing with every signal");
@@ -317,7 +318,7 @@ static void test_json(void)
 		json_object_object_get(v, "allocs"), "2M")) == 4,
 	      "JSON: file row with name, device and 2M allocations");
 	check(!strcmp(json_object_get_string(json_object_object_get(o, "mode")), "fallback") &&
-	      json_object_array_length(json_object_object_get(o, "missing")) == 10,
+	      json_object_array_length(json_object_object_get(o, "missing")) == 11,
 	      "JSON: mode and missing signals");
 	v = json_object_object_get(json_object_object_get(o, "rows"), "files");
 	check(v && json_object_get_int(json_object_object_get(v, "present")) == 2 &&
@@ -336,6 +337,36 @@ static void test_json(void)
 	check(json_object_get_int(json_object_object_get(json_object_object_get(
 		json_object_object_get(o, "paths"), "fallocate"), "2M")) == 4,
 	      "JSON: allocations by path");
+	json_object_put(o);
+	shmem_snapshot_free(&s);
+}
+
+/* Issue 23, defect 8: two processes of one PID, told apart in JSON */
+static void test_json_reused_pid(void)
+{
+	struct shmem_snapshot s = {};
+	struct shmem_row_entry *e;
+	json_object *o, *procs;
+	__u64 starts[2];
+
+	s.info.rows = 1U << SHMEM_ROWS_PROCS;
+	for (int i = 0; i < 2; i++) {
+		e = add_row(&s, SHMEM_ROWS_PROCS, 4242, "sh");
+		e->start_ns = 1000 * (i + 1);
+		e->row.allocs[0] = 1;
+	}
+	o = shmem_snapshot_json(&s, 1.0, 10);
+	procs = json_object_object_get(o, "procs");
+	for (int i = 0; i < 2; i++) {
+		json_object *v = json_object_array_get_idx(procs, i);
+
+		starts[i] = v ? json_object_get_uint64(
+				json_object_object_get(v, "start_ns")) : 0;
+	}
+	check(json_object_array_length(procs) == 2 &&
+	      starts[0] + starts[1] == 3000 && starts[0] != starts[1],
+	      "JSON: rows of a reused PID carry their start times (%llu, %llu)",
+	      (unsigned long long)starts[0], (unsigned long long)starts[1]);
 	json_object_put(o);
 	shmem_snapshot_free(&s);
 }
@@ -428,9 +459,10 @@ static void test_metrics(void)
 	struct shmem_snapshot s = {};
 	struct shmem_mounts mounts;
 	struct shmem_row_entry *e;
-	char *text, bucket[128];
+	char *text;
 	long long last = 0;
-	bool monotonic = true;
+	bool monotonic = true, exact = true;
+	int nr_bounds = 0;
 	int fd = mkstemp(mountinfo);
 
 	if (fd < 0 || dprintf(fd, "22 1 0:30 / /mnt/large rw - tmpfs t rw\n") < 0)
@@ -467,26 +499,43 @@ static void test_metrics(void)
 	      "metrics: per file system, with its mount point");
 	check(text && sample(text, "shmem_folio_fallbacks_total{order=\"9\",size=\"2M\",reason=\"charge\"}") == 1,
 	      "metrics: fallbacks by order and reason");
-	check(text && sample(text, "shmem_alloc_latency_seconds_bucket{le=\"2e-09\"}") == 0 &&
-	      sample(text, "shmem_alloc_latency_seconds_bucket{le=\"4e-09\"}") == 1 &&
-	      sample(text, "shmem_alloc_latency_seconds_bucket{le=\"1.6e-08\"}") == 3 &&
+	check(text && sample(text, "shmem_alloc_latency_seconds_bucket{le=\"0.000000002\"}") == 0 &&
+	      sample(text, "shmem_alloc_latency_seconds_bucket{le=\"0.000000004\"}") == 1 &&
+	      sample(text, "shmem_alloc_latency_seconds_bucket{le=\"0.000000016\"}") == 3 &&
 	      sample(text, "shmem_alloc_latency_seconds_bucket{le=\"+Inf\"}") == 3 &&
 	      strstr(text, "shmem_alloc_latency_seconds_sum 0.000000030\n") &&
 	      sample(text, "shmem_alloc_latency_seconds_count") == 3,
 	      "metrics: cumulative le buckets, a value in the first bucket at or above it");
-	for (int i = 0; text && i <= SHMEM_HIST_TOP; i++) {
+	/*
+	 * Issue 23's suspicion: %.9g put some bounds below 2^n ns
+	 * (1.07374182 for 2^30).  Each bound, read as a decimal, is 2^n ns.
+	 */
+	for (const char *at = text; at && (at = strstr(at, "shmem_folio_uptodate_seconds_bucket{le=\"")); at++) {
+		unsigned long long whole = 0, ns;
+		char frac[10] = "";
 		long long v;
 
-		snprintf(bucket, sizeof(bucket), "shmem_folio_uptodate_seconds_bucket{le=\"%.9g\"}",
-			 (double)(1ULL << i) / 1e9);
-		v = sample(text, bucket);
+		at += strlen("shmem_folio_uptodate_seconds_bucket{le=\"");
+		if (*at == '+')
+			break;
+		sscanf(at, "%llu.%9[0-9]", &whole, frac);
+		ns = strtoull(frac, NULL, 10);
+		for (size_t k = strlen(frac); k < 9; k++)
+			ns *= 10;
+		ns += whole * 1000000000ULL;
+		exact &= nr_bounds <= SHMEM_HIST_TOP && ns == 1ULL << nr_bounds;
+		nr_bounds++;
+		v = strtoll(strchr(at, ' ') + 1, NULL, 10);
 		monotonic &= v >= last;
 		last = v;
 	}
+	check(exact && nr_bounds == SHMEM_HIST_TOP + 1,
+	      "metrics: each le bound is 2^n ns exactly, n = 0..%d (%d bounds)",
+	      SHMEM_HIST_TOP, nr_bounds);
 	check(text && monotonic &&
-	      sample(text, "shmem_folio_uptodate_seconds_bucket{le=\"2.14748365\"}") == 0 &&
-	      sample(text, "shmem_folio_uptodate_seconds_bucket{le=\"4.2949673\"}") == 1 &&
-	      sample(text, "shmem_folio_uptodate_seconds_bucket{le=\"4398.04651\"}") == 1 &&
+	      sample(text, "shmem_folio_uptodate_seconds_bucket{le=\"2.147483648\"}") == 0 &&
+	      sample(text, "shmem_folio_uptodate_seconds_bucket{le=\"4.294967296\"}") == 1 &&
+	      sample(text, "shmem_folio_uptodate_seconds_bucket{le=\"4398.046511104\"}") == 1 &&
 	      sample(text, "shmem_folio_uptodate_seconds_bucket{le=\"+Inf\"}") == 2 &&
 	      sample(text, "shmem_folio_uptodate_seconds_count") == 2,
 	      "metrics: 3 s above le=2.147, buckets to 4398 s (73 min), two hours only in +Inf == _count");
@@ -529,6 +578,31 @@ static void test_split_command(void)
 	      "-- with nothing after it");
 }
 
+/*
+ * Issue 23's suspicion: a Ctrl-C landing between shmem_wait()'s check of
+ * shmem_exiting and its ppoll() was missed until the timeout (a day for
+ * shmemhist).  It is real: SIGINT was not blocked outside ppoll().  Now
+ * only ppoll() takes SIGINT and SIGTERM, so one sent before it waits
+ * there and ends the wait at once.
+ */
+static void test_signal_in_wait(void)
+{
+	sigset_t blocked;
+	double start;
+	int status;
+
+	shmem_handle_signals();
+	sigprocmask(SIG_BLOCK, NULL, &blocked);
+	check(sigismember(&blocked, SIGINT) && sigismember(&blocked, SIGTERM),
+	      "SIGINT and SIGTERM wait for ppoll() (blocked outside it)");
+	kill(getpid(), SIGINT);
+	check(!shmem_exiting, "a SIGINT before the wait is not lost: it is pending");
+	start = shmem_now();
+	shmem_wait(86400, 0, -1, &status);
+	check(shmem_exiting && shmem_now() - start < 5,
+	      "and ends a wait of a day at once (%.3f s)", shmem_now() - start);
+}
+
 int main(void)
 {
 	test_parse_long();
@@ -541,9 +615,11 @@ int main(void)
 	test_hist_slot();
 	test_mounts();
 	test_json();
+	test_json_reused_pid();
 	test_log2();
 	test_metrics();
 	test_split_command();
+	test_signal_in_wait();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

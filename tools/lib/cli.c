@@ -120,17 +120,15 @@ static error_t parse_shared(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-enum { OPT_VERSION = 0x1001 };
-
 static const struct argp_option version_options[] = {
-	{ "version", OPT_VERSION, NULL, 0, "Print the version", -1 },
+	{ "version", 'V', NULL, 0, "Print the version", -1 },
 	{},
 };
 
 static error_t parse_version(int key, char *arg, struct argp_state *state)
 {
 	(void)arg;
-	if (key != OPT_VERSION)
+	if (key != 'V')
 		return ARGP_ERR_UNKNOWN;
 	printf("%s %s\n", state->name, SHMEM_VERSION);
 	exit(0);
@@ -154,6 +152,36 @@ int shmem_parse_args(const struct argp *argp, int argc, char **argv)
 	 */
 	return argp_parse(argp, argc, argv, ARGP_NO_ERRS | ARGP_NO_HELP,
 			  NULL, NULL) ? -1 : 0;
+}
+
+int shmem_parse_interval(const char *s, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || *end || !(v >= 0.01) || v > 86400)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int shmem_parse_interval_count(int key, char *arg, struct argp_state *state,
+			       double *interval, long *count)
+{
+	if (key == ARGP_KEY_ARG)
+		key = state->arg_num == 0 ? 'i' : state->arg_num == 1 ? 'n' : 0;
+	if (key == 'i') {
+		if (shmem_parse_interval(arg, interval))
+			return shmem_arg_error(state, "invalid interval: %s", arg);
+		return 0;
+	}
+	if (key == 'n') {
+		if (shmem_parse_long(arg, 1, 1000000000, count))
+			return shmem_arg_error(state, "invalid count: %s", arg);
+		return 0;
+	}
+	return shmem_arg_error(state, "unexpected argument: %s (a command goes after --)",
+			       arg);
 }
 
 char **shmem_split_command(int *argc, char **argv)
@@ -181,19 +209,25 @@ static void on_child(int sig)
 	(void)sig;
 }
 
-/* SIGCHLD stays blocked except inside shmem_wait()'s ppoll(). */
+/*
+ * The signals stay blocked except inside shmem_wait()'s ppoll(): one that
+ * comes after its check of shmem_exiting waits there instead of being
+ * handled before ppoll() sleeps through it.
+ */
 void shmem_handle_signals(void)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
-	sigset_t chld;
+	sigset_t set;
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sa.sa_handler = on_child;
 	sigaction(SIGCHLD, &sa, NULL);
-	sigemptyset(&chld);
-	sigaddset(&chld, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &chld, NULL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigprocmask(SIG_BLOCK, &set, NULL);
 }
 
 pid_t shmem_command_start(char **cmd, const char *prog)
@@ -217,6 +251,9 @@ pid_t shmem_command_start(char **cmd, const char *prog)
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		close(pipefd[0]);
+		/* our reports alone on stdout: the command's output on stderr */
+		if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+			_exit(126);
 		execvp(cmd[0], cmd);
 		child_errno = errno;
 		if (write(pipefd[1], &child_errno, sizeof(child_errno)) < 0)

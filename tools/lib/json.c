@@ -32,6 +32,9 @@ static json_object *row_json(enum shmem_row_kind kind,
 		break;
 	case SHMEM_ROWS_PROCS:
 		json_object_object_add(o, "pid", json_object_new_uint64(e->id));
+		/* a reused PID is another row: its start tells them apart */
+		json_object_object_add(o, "start_ns",
+				       json_object_new_uint64(e->start_ns));
 		break;
 	case SHMEM_ROWS_CGROUPS:
 		json_object_object_add(o, "cgroup_id",
@@ -238,6 +241,8 @@ json_object *shmem_snapshot_json(const struct shmem_snapshot *s, double secs,
 		json_object_object_add(mthp, name, o);
 	}
 	json_object_object_add(root, "mthp", mthp);
+	json_object_object_add(root, "mthp_since_boot",
+			       json_object_new_boolean(s->mthp_since_boot));
 	return root;
 }
 

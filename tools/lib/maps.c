@@ -123,6 +123,13 @@ int shmem_maps_drain(const struct shmem_maps *maps)
 	return err;
 }
 
+static bool map_shaped(const struct bpf_map_info *info,
+		       const struct shmem_map_desc *d)
+{
+	return info->type == d->type && info->key_size == d->key_size &&
+	       info->value_size == d->value_size;
+}
+
 /* Is the map behind @fd the one @d describes?  One line if not. */
 static int check_map(int fd, const struct shmem_map_desc *d, const char *path,
 		     __u32 *max_entries, const char *prog)
@@ -135,8 +142,7 @@ static int check_map(int fd, const struct shmem_map_desc *d, const char *path,
 			path, strerror(errno));
 		return -1;
 	}
-	if (info.type != d->type || info.key_size != d->key_size ||
-	    info.value_size != d->value_size) {
+	if (!map_shaped(&info, d)) {
 		fprintf(stderr, "%s: pinned map %s is not this version's %s (type %u, key %u, value %u bytes; expected type %u, key %u, value %u): pinned by another version?\n",
 			prog, path, d->name, info.type, info.key_size,
 			info.value_size, d->type, d->key_size, d->value_size);
@@ -234,14 +240,34 @@ int shmem_maps_pin(struct bpf_object *obj, const char *dir)
 	return 0;
 }
 
-bool shmem_map_name(const char *name)
+bool shmem_map_pinned_here(const char *path, const char *name)
 {
-	if (!strcmp(name, SHMEM_DRAIN_PIN))
-		return true;
-	for (int i = 0; i < SHMEM_NR_MAPS; i++)
+	struct bpf_map_info minfo = {};
+	struct bpf_prog_info pinfo = {};
+	__u32 len;
+	int fd, i;
+	bool ours = false;
+
+	for (i = 0; i < SHMEM_NR_MAPS; i++)
 		if (!strcmp(name, shmem_map_descs[i].name))
-			return true;
-	return false;
+			break;
+	if (i == SHMEM_NR_MAPS && strcmp(name, SHMEM_DRAIN_PIN))
+		return false;
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return false;
+	if (i < SHMEM_NR_MAPS) {
+		len = sizeof(minfo);
+		ours = !bpf_obj_get_info_by_fd(fd, &minfo, &len) &&
+		       map_shaped(&minfo, &shmem_map_descs[i]);
+	} else {
+		len = sizeof(pinfo);
+		ours = !bpf_obj_get_info_by_fd(fd, &pinfo, &len) &&
+		       pinfo.type == BPF_PROG_TYPE_RAW_TRACEPOINT &&
+		       !strcmp(pinfo.name, "drain");
+	}
+	close(fd);
+	return ours;
 }
 
 /* Element 0.. of a per-CPU array, summed over the CPUs, as __u64 counters */

@@ -184,17 +184,35 @@ static void print_blocks(FILE *out, const struct shmem_snapshot *s)
  * above 2^SHMEM_HIST_TOP ns, only +Inf.  Buckets and _count come from the
  * same slots, so they agree in every scrape.
  */
+/*
+ * @ns in seconds, exactly (a whole number of ns is at most 9 decimals):
+ * a rounded bound, as %.9g gave, may fall below the values it holds.
+ */
+static void exact_seconds(char *buf, size_t len, __u64 ns)
+{
+	size_t end = snprintf(buf, len, "%llu.%09llu",
+			      (unsigned long long)(ns / 1000000000),
+			      (unsigned long long)(ns % 1000000000));
+
+	while (end > 0 && end < len && buf[end - 1] == '0')
+		buf[--end] = '\0';
+	if (end > 0 && end < len && buf[end - 1] == '.')
+		buf[--end] = '\0';
+}
+
 static void print_hist(FILE *out, const char *name, const char *help,
 		       const struct shmem_hist *h)
 {
 	__u64 cumulative = 0, count = shmem_hist_count(h);
+	char le[32];
 
 	/* every bucket, always: a heatmap wants the same set each scrape */
 	header(out, name, "histogram", help);
 	for (int i = 0; i <= SHMEM_HIST_TOP; i++) {
 		cumulative += h->slots[i];
-		fprintf(out, "%s_bucket{le=\"%.9g\"} %llu\n", name,
-			(double)(1ULL << i) / 1e9, (unsigned long long)cumulative);
+		exact_seconds(le, sizeof(le), 1ULL << i);
+		fprintf(out, "%s_bucket{le=\"%s\"} %llu\n", name, le,
+			(unsigned long long)cumulative);
 	}
 	fprintf(out, "%s_bucket{le=\"+Inf\"} %llu\n", name,
 		(unsigned long long)count);

@@ -33,7 +33,7 @@ static const char *const sort_names[SHMEM_NR_SORTS] = {
 static const char *const signal_labels[SHMEM_NR_SIGNALS] = {
 	"allocs", "paths", "fallbacks", "fallback_reasons", "blocks", "zeroed",
 	"splits", "alloc_latency", "write_latency", "fault_latency",
-	"fallocate_latency", "uptodate_latency",
+	"fallocate_latency", "uptodate_latency", "swapins",
 };
 
 /* What each signal is, for the line that says which ones are missing. */
@@ -42,6 +42,7 @@ static const char *const signal_names[SHMEM_NR_SIGNALS] = {
 	"fallback reasons", "block-uptodate transitions", "bytes zeroed",
 	"splits", "allocation latency", "write latency", "fault latency",
 	"fallocate latency", "allocated-to-uptodate time",
+	"swap-in allocations",
 };
 
 #define NAME_OF(table, i) ((i) < ARRAY_SIZE(table) ? (table)[i] : "?")

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sysexits.h>		/* EX_USAGE: the tools' usage errors, as argp's */
 #include <sys/types.h>
 #include <linux/types.h>
 #include <json-c/json.h>
@@ -50,8 +51,11 @@ struct shmem_maps;
 int shmem_maps_from_object(struct bpf_object *obj, struct shmem_maps *maps);
 /* Pin the list's maps of @obj under @dir */
 int shmem_maps_pin(struct bpf_object *obj, const char *dir);
-/* Is @name one of the list's maps, or the drain program's pin? */
-bool shmem_map_name(const char *name);
+/*
+ * Is @path, named @name, one of the list's maps (of its shape), or the
+ * drain program, as shmem_maps_pin() pins them?
+ */
+bool shmem_map_pinned_here(const char *path, const char *name);
 /* Element @key of a per-CPU array of __u64 counters, summed over CPUs */
 int shmem_percpu_sum(int fd, __u32 key, void *out, size_t size);
 /* Calls @fn for every element of a hash map, read in batches. */
@@ -68,6 +72,8 @@ struct shmem_maps {
 	__u32 max_entries[SHMEM_NR_MAPS];
 	int drain_fd;
 	bool own_drain_fd;	/* opened here: close it with the maps */
+	/* the most rows this reader has known dropped, per row map */
+	__u64 dropped[SHMEM_NR_ROW_KINDS];
 };
 
 /* The pin of the drain program beside the maps */
@@ -117,6 +123,8 @@ struct shmem_snapshot {
 	__u32 capacity[SHMEM_NR_ROW_KINDS];	/* entries of each row map */
 	struct shmem_mthp mthp[SHMEM_NR_ORDERS];
 	size_t nr_mthp;
+	/* the mTHP counters count since boot, not since the baseline */
+	bool mthp_since_boot;
 	struct shmem_meminfo meminfo[SHMEM_MAX_MEMINFO];	/* gauges */
 	size_t nr_meminfo;
 };
@@ -158,7 +166,7 @@ double shmem_now(void);
  * Read every map and the sysfs mTHP counters into @s; rows of the maps
  * listed in s->info.rows.
  */
-int shmem_snapshot_read(const struct shmem_maps *maps, const char *mthp_dir,
+int shmem_snapshot_read(struct shmem_maps *maps, const char *mthp_dir,
 			struct shmem_snapshot *s);
 int shmem_mthp_read(const char *dir, struct shmem_snapshot *s);
 /* The fields of @path (/proc/meminfo) that start with "Shmem" */
@@ -270,7 +278,10 @@ int shmem_tracer_start(struct shmem_tracer *t,
 void shmem_tracer_stop(struct shmem_tracer *t);
 /* Pin maps and links under @dir; on failure nothing stays pinned. */
 int shmem_tracer_pin(struct shmem_tracer *t, const char *dir, const char *prog);
-/* Remove what shmem_tracer_pin() pinned under @dir, and @dir. */
+/*
+ * Remove what shmem_tracer_pin() pinned under @dir, and @dir; anything
+ * else there (or @dir not on bpffs): one line, nothing removed.
+ */
 int shmem_unpin(const char *dir, const char *prog);
 int shmem_maps_open_pinned(const char *dir, struct shmem_maps *maps,
 			   const char *prog);
@@ -282,7 +293,7 @@ int shmem_info_read(const struct shmem_maps *maps, struct shmem_info *info);
 struct shmem_source {
 	struct shmem_tracer tracer;
 	struct shmem_maps pinned;
-	const struct shmem_maps *maps;
+	struct shmem_maps *maps;
 	bool live;
 };
 
@@ -290,8 +301,10 @@ int shmem_source_open(struct shmem_source *src, const char *pinned_dir,
 		      const struct shmem_tracer_opts *opts, const char *prog);
 /*
  * shmem_source_open() with shmem_args, then the baseline a front end's
- * first report counts from: empty maps, the info map, and the kernel's
- * mTHP counters now (left empty with @mthp_since_boot).  Unless @quiet,
+ * first report counts from: empty maps when they were loaded or pinned,
+ * the info map, and the kernel's mTHP counters now (left empty, so they
+ * count since boot, with @mthp_since_boot or pinned maps, whose
+ * counts began before us).  Unless @quiet,
  * says in one line what this kernel does not let us see.
  */
 int shmem_source_begin(struct shmem_source *src, struct shmem_snapshot *base,
@@ -316,6 +329,14 @@ extern const struct argp shmem_version_argp;
 /* Command line (cli.c): errors are one line naming the problem. */
 int shmem_arg_error(struct argp_state *state, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* Seconds between reports: 0.01 to 86400 */
+int shmem_parse_interval(const char *s, double *out);
+/*
+ * -i SECONDS, -n COUNT and the positional INTERVAL [COUNT] (@key is 'i',
+ * 'n' or ARGP_KEY_ARG), alike in every tool; one-line errors.
+ */
+int shmem_parse_interval_count(int key, char *arg, struct argp_state *state,
+			       double *interval, long *count);
 /* Call from a parser's default case: -h/--help and unknown options. */
 error_t shmem_parse_common(int key, struct argp_state *state);
 int shmem_parse_args(const struct argp *argp, int argc, char **argv);
@@ -325,7 +346,10 @@ int shmem_parse_args(const struct argp *argp, int argc, char **argv);
  * traces, and stops when it exits.  Returns the command or NULL.
  */
 char **shmem_split_command(int *argc, char **argv);
-/* Start @cmd; -1 with a one-line error if it cannot. */
+/*
+ * Start @cmd, its stdout on our stderr (the reports alone are on stdout);
+ * -1 with a one-line error if it cannot.
+ */
 pid_t shmem_command_start(char **cmd, const char *prog);
 /* 1 with a one-line message if the command's wait @status is a failure */
 int shmem_command_failed(int status, const char *cmd, const char *prog);

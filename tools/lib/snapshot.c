@@ -177,15 +177,15 @@ static int add_row(const void *key, const void *value, void *arg)
 		e->dev = e->id;
 	}
 	e->row = *(const struct shmem_row *)value;
-	/* a name that fills the kernel's buffer was cut there */
+	/* a name without its NUL may have been cut (bpf name_read()) */
 	shmem_clean_name(e->row.name, SHMEM_NAME_LEN,
-			 strnlen(e->row.name, SHMEM_NAME_LEN) >= SHMEM_NAME_LEN - 1,
+			 strnlen(e->row.name, SHMEM_NAME_LEN) == SHMEM_NAME_LEN,
 			 e->name);
 	s->nr_rows[ra->kind] = n + 1;
 	return 0;
 }
 
-int shmem_snapshot_read(const struct shmem_maps *maps, const char *mthp_dir,
+int shmem_snapshot_read(struct shmem_maps *maps, const char *mthp_dir,
 			struct shmem_snapshot *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -199,9 +199,21 @@ int shmem_snapshot_read(const struct shmem_maps *maps, const char *mthp_dir,
 	 */
 	if (s->info.rows)
 		shmem_maps_drain(maps);
+	/*
+	 * The totals before the rows: a row counted as inserted by then is
+	 * in the rows read below unless it was dropped, so inserted minus
+	 * present never exceeds the rows dropped, whatever is inserted
+	 * meanwhile, and is 0 while nothing is.  The largest such bound
+	 * seen is the count: it never goes down, and it is exact when no
+	 * insertion races the read.
+	 */
+	if (shmem_percpu_sum(maps->fd[SHMEM_MAP_TOTALS], 0, &s->totals,
+			     sizeof(s->totals)))
+		goto fail;
 	for (int k = 0; k < SHMEM_NR_ROW_KINDS; k++) {
 		const struct shmem_map_desc *d = &shmem_map_descs[SHMEM_ROW_MAP(k)];
 		struct rows_arg ra = { s, k, 0 };
+		__u64 created = s->totals.rows_created[k], dropped;
 
 		if (!(s->info.rows & (1U << k)))
 			continue;
@@ -209,21 +221,16 @@ int shmem_snapshot_read(const struct shmem_maps *maps, const char *mthp_dir,
 		if (shmem_map_for_each(maps->fd[SHMEM_ROW_MAP(k)], d->key_size,
 				       d->value_size, add_row, &ra))
 			goto fail;
+		dropped = s->totals.rows_failed[k] +
+			(created > s->nr_rows[k] ? created - s->nr_rows[k] : 0);
+		if (dropped > maps->dropped[k])
+			maps->dropped[k] = dropped;
+		s->dropped[k] = maps->dropped[k];
 	}
-	/* after the rows: every row present was inserted before this read */
-	if (shmem_percpu_sum(maps->fd[SHMEM_MAP_TOTALS], 0, &s->totals,
-			     sizeof(s->totals)))
-		goto fail;
 	for (__u32 h = 0; h < SHMEM_NR_HISTS; h++)
 		if (shmem_percpu_sum(maps->fd[SHMEM_MAP_HISTS], h, &s->hists[h],
 				     sizeof(s->hists[h])))
 			goto fail;
-	for (int k = 0; k < SHMEM_NR_ROW_KINDS; k++) {
-		__u64 created = s->totals.rows_created[k];
-
-		s->dropped[k] = s->totals.rows_failed[k] +
-			(created > s->nr_rows[k] ? created - s->nr_rows[k] : 0);
-	}
 	shmem_mthp_read(mthp_dir, s);
 	shmem_meminfo_read("/proc/meminfo", s);
 	return 0;
@@ -314,6 +321,7 @@ int shmem_snapshot_delta(const struct shmem_snapshot *now,
 		}
 		free(was);
 	}
+	out->mthp_since_boot = prev->mthp_since_boot;
 	SUB_FIELD(totals);
 	SUB_FIELD(hists);
 	SUB_FIELD(dropped);

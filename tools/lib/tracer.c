@@ -12,7 +12,10 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/capability.h>
@@ -69,7 +72,12 @@ static const struct {
 	__u32 signals;		/* tracepoint mode, or timing asked for */
 	__u32 fallback_signals;	/* fallback mode */
 } progs[] = {
-	{ "alloc_folio", TRACEPOINTS, SHMEM_SIG_ALLOCS | SHMEM_SIG_PATHS, 0 },
+	/*
+	 * The fallback mode's hook misses swap-in: shmem_swapin_folio()
+	 * allocates through the swap cache, not shmem_alloc_and_add_folio()
+	 */
+	{ "alloc_folio", TRACEPOINTS,
+	  SHMEM_SIG_ALLOCS | SHMEM_SIG_PATHS | SHMEM_SIG_SWAPINS, 0 },
 	{ "alloc_fallback", TRACEPOINTS,
 	  SHMEM_SIG_FALLBACKS | SHMEM_SIG_FB_REASONS, 0 },
 	{ "block_uptodate", TRACEPOINTS, SHMEM_SIG_BLOCKS, 0 },
@@ -279,6 +287,26 @@ void shmem_tracer_stop(struct shmem_tracer *t)
 	t->skel = NULL;
 }
 
+/* Remove the pins of @t under @dir, which shmem_tracer_pin() made. */
+static void remove_pins(struct shmem_tracer *t, const char *dir)
+{
+	const struct bpf_object_skeleton *s = t->skel->skeleton;
+	char path[PATH_MAX];
+
+	for (int i = 0; i < SHMEM_NR_MAPS; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, shmem_map_descs[i].name);
+		unlink(path);
+	}
+	snprintf(path, sizeof(path), "%s/" SHMEM_DRAIN_PIN, dir);
+	unlink(path);
+	for (int i = 0; i < s->prog_cnt; i++) {
+		snprintf(path, sizeof(path), "%s/" LINK_PREFIX "%s", dir,
+			 s->progs[i].name);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
 int shmem_tracer_pin(struct shmem_tracer *t, const char *dir, const char *prog)
 {
 	const struct bpf_object_skeleton *s = t->skel->skeleton;
@@ -306,26 +334,77 @@ int shmem_tracer_pin(struct shmem_tracer *t, const char *dir, const char *prog)
 	return 0;
 fail:
 	fprintf(stderr, "%s: cannot pin %s: %s\n", prog, path, strerror(errno));
-	shmem_unpin(dir, prog);
+	remove_pins(t, dir);
 	return -1;
+}
+
+/* Is @path, named @name, a link to one of our programs? */
+static bool link_pinned_here(const char *path, const char *name)
+{
+	struct bpf_link_info link = {};
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(link);
+	int fd, prog_fd = -1;
+	bool ours = false;
+
+	name += strlen(LINK_PREFIX);
+	if (prog_index(name) < 0)
+		return false;
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return false;
+	if (!bpf_obj_get_info_by_fd(fd, &link, &len))
+		prog_fd = bpf_prog_get_fd_by_id(link.prog_id);
+	len = sizeof(info);
+	/* the kernel keeps the first BPF_OBJ_NAME_LEN - 1 bytes of a name */
+	if (prog_fd >= 0 && !bpf_obj_get_info_by_fd(prog_fd, &info, &len))
+		ours = !strncmp(info.name, name, BPF_OBJ_NAME_LEN - 1);
+	if (prog_fd >= 0)
+		close(prog_fd);
+	close(fd);
+	return ours;
 }
 
 int shmem_unpin(const char *dir, const char *prog)
 {
-	DIR *d = opendir(dir);
+	struct statfs fs;
 	struct dirent *de;
+	char path[PATH_MAX];
 	int err = 0;
+	DIR *d;
 
-	if (!d) {
+	if (statfs(dir, &fs) || (d = opendir(dir)) == NULL) {
 		fprintf(stderr, "%s: cannot open %s: %s\n", prog, dir,
 			strerror(errno));
 		return -1;
 	}
+	if (fs.f_type != BPF_FS_MAGIC) {
+		fprintf(stderr, "%s: %s is not on a bpffs mount: nothing removed\n",
+			prog, dir);
+		closedir(d);
+		return -1;
+	}
+	/* all or nothing: check every entry before removing any */
 	while ((de = readdir(d))) {
-		char path[PATH_MAX];
+		bool ours;
 
-		if (strncmp(de->d_name, LINK_PREFIX, strlen(LINK_PREFIX)) &&
-		    !shmem_map_name(de->d_name))
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (!strncmp(de->d_name, LINK_PREFIX, strlen(LINK_PREFIX)))
+			ours = link_pinned_here(path, de->d_name);
+		else
+			ours = shmem_map_pinned_here(path, de->d_name);
+		if (!ours) {
+			fprintf(stderr, "%s: %s is not something shmemtrace start pinned: nothing removed\n",
+				prog, path);
+			closedir(d);
+			return -1;
+		}
+	}
+	rewinddir(d);
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		if (unlink(path)) {
@@ -360,6 +439,22 @@ int shmem_source_open(struct shmem_source *src, const char *pinned_dir,
 	return 0;
 }
 
+/* When the maps under @dir were pinned (empty), on our clock */
+static double pin_time(const char *dir)
+{
+	char path[PATH_MAX];
+	struct timespec real;
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", dir,
+		 shmem_map_descs[SHMEM_MAP_TOTALS].name);
+	clock_gettime(CLOCK_REALTIME, &real);
+	if (stat(path, &st))
+		return shmem_now();
+	return shmem_now() - (real.tv_sec - st.st_ctim.tv_sec) -
+	       (real.tv_nsec - st.st_ctim.tv_nsec) / 1e9;
+}
+
 int shmem_source_begin(struct shmem_source *src, struct shmem_snapshot *base,
 		       bool mthp_since_boot, bool quiet, const char *prog)
 {
@@ -373,8 +468,9 @@ int shmem_source_begin(struct shmem_source *src, struct shmem_snapshot *base,
 		shmem_source_close(src);
 		return -1;
 	}
-	base->time = shmem_now();
-	if (!mthp_since_boot)
+	base->time = shmem_args.pinned ? pin_time(shmem_args.pinned) : shmem_now();
+	base->mthp_since_boot = mthp_since_boot || shmem_args.pinned;
+	if (!base->mthp_since_boot)
 		shmem_mthp_read(SHMEM_MTHP_DIR, base);
 	if (base->info.rows && src->maps->drain_fd < 0 && !quiet)
 		fprintf(stderr, "%s: no drain program with these maps: rows may miss each CPU's latest events\n",
