@@ -5,7 +5,10 @@
  * past EOF; extending a file read back from swap a page lying wholly past
  * the old EOF; and a split that was bound to fail zeroed a partially
  * written folio first, leaving it whole with its unwritten blocks made
- * data.  Each fails on the series before its fix.
+ * data.  Then what the review of those fixes found: pages past EOF that a
+ * split cut off from a PMD-mapped folio kept the stored bytes when the
+ * file grew, and a collapse zeroed a partially written folio before it
+ * could fail.  Each fails on the series before its fix.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -23,6 +26,10 @@
 #include <unistd.h>
 
 #include "lib.h"
+
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25
+#endif
 
 /* ---- A refused write changes nothing ---- */
 
@@ -204,6 +211,78 @@ static void test_swapin_past_eof(const char *plain, const char *large)
 	}
 }
 
+/* ---- Pages a split cut off past EOF are zeroed when the file grows ---- */
+
+/*
+ * huge=always: 2M fallocated past EOF, 100 bytes written, the folio
+ * PMD-mapped and 4K stored at 1M (past EOF) through the mapping; a page
+ * punched at 8K splits the folio, which keeps its pages up to the
+ * fallocated end.  Growing the file over 1M must read zeroes there.
+ */
+static void split_eof_case(const char *huge, int how)
+{
+	static const char *const what[] = {
+		"pwrite 1 byte at 1.5M", "ftruncate to 1.5M", "fallocate to 1.5M",
+	};
+	int fd = open_new(huge, "split-eof");
+	char *area, *map;
+
+	if (fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, PMD))
+		die("fallocate");
+	pwrite_pattern(fd, 0, 100, 64);
+	area = mmap(NULL, 2 * PMD, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (area == MAP_FAILED)
+		die("mmap");
+	map = (char *)(((uintptr_t)area + PMD - 1) & ~(PMD - 1));
+	if (mmap(map, PMD, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) != map)
+		die("mmap fixed");
+	/* A PMD mapping, or the store past EOF raises SIGBUS */
+	(void)*(volatile char *)map;
+	memset(map + MB, 'X', PAGE);
+	munmap(area, 2 * PMD);
+	if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 2 * PAGE, PAGE))
+		die("punch");
+	if (how == 0 ? pwrite(fd, "Y", 1, 3 * MB / 2) != 1 :
+	    how == 1 ? ftruncate(fd, 3 * MB / 2) : fallocate(fd, 0, 0, 3 * MB / 2))
+		die(what[how]);
+	check(has_pattern(fd, 0, 100, 0, 64) && is_zero(fd, 100, 3 * MB / 2 - 100),
+	      "huge=always: 4K stored at 1M past EOF through a PMD mapping, the folio split by a "
+	      "punch, then %s: the gap reads zeroes", what[how]);
+	close(fd);
+}
+
+/*
+ * MADV_COLLAPSE of a range holding a partially written 1M folio
+ * (large_folios): khugepaged's collapse leaves the folio alone rather than
+ * zero its unwritten blocks into data before a collapse that may fail.
+ */
+static void test_collapse_leaves_partial(const char *large)
+{
+	int fd = open_new(large, "collapse-partial");
+	char *area, *map;
+	int ret;
+
+	if (fallocate(fd, 0, 0, MB))
+		die("fallocate");
+	pwrite_pattern(fd, 0, PAGE, 65);
+	if (ftruncate(fd, PMD))
+		die("ftruncate");
+	area = mmap(NULL, 2 * PMD, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (area == MAP_FAILED)
+		die("mmap");
+	map = (char *)(((uintptr_t)area + PMD - 1) & ~(PMD - 1));
+	if (mmap(map, PMD, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) != map)
+		die("mmap fixed");
+	errno = 0;
+	ret = madvise(map, PMD, MADV_COLLAPSE);
+	check(ret < 0 && errno == EINVAL && seek(fd, 0, SEEK_HOLE) == PAGE,
+	      "large_folios: MADV_COLLAPSE over a 1M folio written 4K fails (%d, %s) and "
+	      "leaves its unwritten blocks holes (SEEK_HOLE %lld)",
+	      ret, strerror(errno), (long long)seek(fd, 0, SEEK_HOLE));
+	munmap(area, 2 * PMD);
+	close(fd);
+}
+
 /* ---- A split bound to fail leaves a partial folio partial ---- */
 
 struct reader {
@@ -284,5 +363,8 @@ void review3_tests(const char *large, const char *plain, const char *huge)
 {
 	test_refused_write(plain, large);
 	test_swapin_past_eof(plain, large);
+	for (int how = 0; how < 3; how++)
+		split_eof_case(huge, how);
 	test_failed_split(huge);
+	test_collapse_leaves_partial(large);
 }
