@@ -195,6 +195,8 @@ static __always_inline struct shmem_row *row_get(void *map, const void *key,
 	if (!row)
 		__sync_fetch_and_add(&t->rows_failed[kind], 1);
 	*created = !err && row;
+	if (*created)
+		row->inserted_ns = bpf_ktime_get_ns();
 	return row;
 }
 
