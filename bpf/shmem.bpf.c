@@ -156,6 +156,12 @@ static __always_inline bool skip_task(void)
 	return false;
 }
 
+/*
+ * Global counts and histograms add with plain ++ even where fentry/fexit
+ * programs can be preempted (PREEMPT_RT: migration disabled only): each
+ * counter has one writer program per mode, and the kernel never runs a
+ * program on a CPU where it is already running (it skips that run).
+ */
 static __always_inline struct shmem_totals *totals_get(void)
 {
 	__u32 zero = 0;
@@ -195,6 +201,8 @@ static __always_inline struct shmem_row *row_get(void *map, const void *key,
 	if (!row)
 		__sync_fetch_and_add(&t->rows_failed[kind], 1);
 	*created = !err && row;
+	if (*created)
+		row->inserted_ns = bpf_ktime_get_ns();
 	return row;
 }
 

@@ -165,6 +165,12 @@ struct shmem_proc_key {
 struct shmem_row {
 	/* dentry name, comm or cgroup name; no NUL: 32 bytes or more, cut */
 	char name[SHMEM_NAME_LEN];
+	/*
+	 * When the row was inserted (bpf_ktime_get_ns(); 0 for the moment
+	 * between its insertion and its stamp): the same key with another
+	 * stamp is a row dropped and inserted again, counting from zero
+	 */
+	__u64 inserted_ns;
 	__u64 allocs[SHMEM_NR_ORDERS];
 	__u64 fallbacks;
 	__u64 splits;

@@ -136,9 +136,29 @@ static void test_delta(void)
 	add_row(&prev, SHMEM_ROWS_FILES, 5, "old")->row.allocs[9] = 2;
 	add_row(&now, SHMEM_ROWS_FILES, 6, "new")->row.allocs[0] = 3;
 	add_row(&now, SHMEM_ROWS_FILES, 5, "old")->row.allocs[9] = 6;
-	/* dropped by the LRU map and inserted again: fewer than before */
-	add_row(&prev, SHMEM_ROWS_FILES, 9, "again")->row.allocs[0] = 50;
-	add_row(&now, SHMEM_ROWS_FILES, 9, "again")->row.allocs[0] = 7;
+	/*
+	 * dropped by the LRU map and inserted again (another stamp): fewer
+	 * than before, or grown back past its old counts
+	 */
+	e = add_row(&prev, SHMEM_ROWS_FILES, 9, "again");
+	e->row.inserted_ns = 100;
+	e->row.allocs[0] = 50;
+	e = add_row(&now, SHMEM_ROWS_FILES, 9, "again");
+	e->row.inserted_ns = 300;
+	e->row.allocs[0] = 7;
+	e = add_row(&prev, SHMEM_ROWS_FILES, 10, "grown");
+	e->row.inserted_ns = 100;
+	e->row.allocs[0] = 50;
+	e->row.fallbacks = 2;
+	e = add_row(&now, SHMEM_ROWS_FILES, 10, "grown");
+	e->row.inserted_ns = 300;
+	e->row.allocs[0] = 60;
+	e->row.fallbacks = 2;
+	/* read between its insertion and its stamp: the same row */
+	add_row(&prev, SHMEM_ROWS_FILES, 11, "stamped")->row.allocs[0] = 1;
+	e = add_row(&now, SHMEM_ROWS_FILES, 11, "stamped");
+	e->row.inserted_ns = 200;
+	e->row.allocs[0] = 4;
 	/* a reused PID: same tgid, another start time */
 	e = add_row(&prev, SHMEM_ROWS_PROCS, 100, "first");
 	e->start_ns = 1000;
@@ -163,11 +183,18 @@ static void test_delta(void)
 	now.mthp[0].alloc = 14;
 
 	check(!shmem_snapshot_delta(&now, &prev, &d), "subtract two snapshots");
-	check(d.nr_rows[SHMEM_ROWS_FILES] == 3 &&
+	check(d.nr_rows[SHMEM_ROWS_FILES] == 5 &&
 	      d.rows[SHMEM_ROWS_FILES][0].row.allocs[0] == 3 &&
 	      d.rows[SHMEM_ROWS_FILES][1].row.allocs[9] == 4 &&
 	      d.rows[SHMEM_ROWS_FILES][2].row.allocs[0] == 7,
 	      "rows: an old one by difference, a new one and one inserted again from zero");
+	check(d.rows[SHMEM_ROWS_FILES][3].row.allocs[0] == 60 &&
+	      d.rows[SHMEM_ROWS_FILES][3].row.fallbacks == 2,
+	      "a row inserted again and grown past its old counts: all of them (60, 2; got %llu, %llu)",
+	      (unsigned long long)d.rows[SHMEM_ROWS_FILES][3].row.allocs[0],
+	      (unsigned long long)d.rows[SHMEM_ROWS_FILES][3].row.fallbacks);
+	check(d.rows[SHMEM_ROWS_FILES][4].row.allocs[0] == 3,
+	      "a row read before its stamp, then stamped: by difference (3)");
 	check(d.rows[SHMEM_ROWS_PROCS][0].row.allocs[0] == 2 &&
 	      d.rows[SHMEM_ROWS_PROCS][1].row.allocs[0] == 5,
 	      "a reused PID is another process (2 and 5)");
@@ -186,9 +213,10 @@ static void test_delta(void)
 	check(!strcmp(d.rows[SHMEM_ROWS_FILES][0].name, "old"),
 	      "sort by large folios");
 	shmem_rows_sort(&d, SHMEM_ROWS_FILES, SHMEM_SORT_ALLOCS);
-	check(!strcmp(d.rows[SHMEM_ROWS_FILES][0].name, "again") &&
-	      !strcmp(d.rows[SHMEM_ROWS_FILES][1].name, "old"),
-	      "sort by allocations: 7, then 4");
+	check(!strcmp(d.rows[SHMEM_ROWS_FILES][0].name, "grown") &&
+	      !strcmp(d.rows[SHMEM_ROWS_FILES][1].name, "again") &&
+	      !strcmp(d.rows[SHMEM_ROWS_FILES][2].name, "old"),
+	      "sort by allocations: 60, 7, then 4");
 	shmem_snapshot_free(&d);
 	shmem_snapshot_free(&prev);
 	shmem_snapshot_free(&now);

@@ -46,32 +46,46 @@ void shmem_maps_close(struct shmem_maps *maps)
 }
 
 /*
+ * Is @fd the drain program of the maps whose totals map is @totals_fd: a
+ * raw_tp program named drain that uses that very map?  Readers run it, so
+ * nothing else is, whatever name it was pinned under.
+ */
+static bool drain_of(int fd, int totals_fd)
+{
+	struct bpf_map_info minfo = {};
+	struct bpf_prog_info info = {};
+	__u32 map_ids[16], len = sizeof(minfo);
+
+	if (bpf_obj_get_info_by_fd(totals_fd, &minfo, &len))
+		return false;
+	info.nr_map_ids = 16;
+	info.map_ids = (__u64)(unsigned long)map_ids;
+	len = sizeof(info);
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
+	    info.type != BPF_PROG_TYPE_RAW_TRACEPOINT ||
+	    strcmp(info.name, "drain"))
+		return false;
+	for (__u32 i = 0; i < info.nr_map_ids && i < 16; i++)
+		if (map_ids[i] == minfo.id)
+			return true;
+	return false;
+}
+
+/*
  * The drain program of maps pinned by another loader (bpftool prog loadall
- * pins it with the programs, not with the maps): the loaded program of
- * that name that uses our totals map.  -1 if none.
+ * pins it with the programs, not with the maps).  -1 if none.
  */
 static int find_drain(int totals_fd)
 {
-	struct bpf_map_info minfo = {};
-	__u32 len = sizeof(minfo), id = 0;
+	__u32 id = 0;
 
-	if (bpf_obj_get_info_by_fd(totals_fd, &minfo, &len))
-		return -1;
 	while (!bpf_prog_get_next_id(id, &id)) {
-		struct bpf_prog_info info = {};
-		__u32 map_ids[16], ilen = sizeof(info);
 		int fd = bpf_prog_get_fd_by_id(id);
 
 		if (fd < 0)
 			continue;
-		info.nr_map_ids = 16;
-		info.map_ids = (__u64)(unsigned long)map_ids;
-		if (!bpf_obj_get_info_by_fd(fd, &info, &ilen) &&
-		    !strcmp(info.name, "drain")) {
-			for (__u32 i = 0; i < info.nr_map_ids && i < 16; i++)
-				if (map_ids[i] == minfo.id)
-					return fd;
-		}
+		if (drain_of(fd, totals_fd))
+			return fd;
 		close(fd);
 	}
 	return -1;
@@ -189,11 +203,16 @@ int shmem_maps_open_pinned(const char *dir, struct shmem_maps *maps,
 			      &maps->max_entries[i], prog))
 			goto fail;
 	}
+	maps->own_drain_fd = true;
 	snprintf(path, sizeof(path), "%s/" SHMEM_DRAIN_PIN, dir);
 	maps->drain_fd = bpf_obj_get(path);
-	if (maps->drain_fd < 0)
+	if (maps->drain_fd < 0) {
 		maps->drain_fd = find_drain(maps->fd[SHMEM_MAP_TOTALS]);
-	maps->own_drain_fd = true;
+	} else if (!drain_of(maps->drain_fd, maps->fd[SHMEM_MAP_TOTALS])) {
+		fprintf(stderr, "%s: %s is not the drain program of the maps beside it: not run\n",
+			prog, path);
+		goto fail;
+	}
 	return 0;
 fail:
 	shmem_maps_close(maps);
@@ -240,32 +259,35 @@ int shmem_maps_pin(struct bpf_object *obj, const char *dir)
 	return 0;
 }
 
-bool shmem_map_pinned_here(const char *path, const char *name)
+bool shmem_map_pinned_here(const char *dir, const char *name)
 {
-	struct bpf_map_info minfo = {};
-	struct bpf_prog_info pinfo = {};
-	__u32 len;
-	int fd, i;
-	bool ours = false;
+	struct bpf_map_info info = {};
+	char path[PATH_MAX];
+	__u32 len = sizeof(info);
+	int fd, totals_fd, i;
+	bool ours;
 
 	for (i = 0; i < SHMEM_NR_MAPS; i++)
 		if (!strcmp(name, shmem_map_descs[i].name))
 			break;
 	if (i == SHMEM_NR_MAPS && strcmp(name, SHMEM_DRAIN_PIN))
 		return false;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	fd = bpf_obj_get(path);
 	if (fd < 0)
 		return false;
 	if (i < SHMEM_NR_MAPS) {
-		len = sizeof(minfo);
-		ours = !bpf_obj_get_info_by_fd(fd, &minfo, &len) &&
-		       map_shaped(&minfo, &shmem_map_descs[i]);
-	} else {
-		len = sizeof(pinfo);
-		ours = !bpf_obj_get_info_by_fd(fd, &pinfo, &len) &&
-		       pinfo.type == BPF_PROG_TYPE_RAW_TRACEPOINT &&
-		       !strcmp(pinfo.name, "drain");
+		ours = !bpf_obj_get_info_by_fd(fd, &info, &len) &&
+		       map_shaped(&info, &shmem_map_descs[i]);
+		close(fd);
+		return ours;
 	}
+	snprintf(path, sizeof(path), "%s/%s", dir,
+		 shmem_map_descs[SHMEM_MAP_TOTALS].name);
+	totals_fd = bpf_obj_get(path);
+	ours = totals_fd >= 0 && drain_of(fd, totals_fd);
+	if (totals_fd >= 0)
+		close(totals_fd);
 	close(fd);
 	return ours;
 }

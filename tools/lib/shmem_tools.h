@@ -52,10 +52,10 @@ int shmem_maps_from_object(struct bpf_object *obj, struct shmem_maps *maps);
 /* Pin the list's maps of @obj under @dir */
 int shmem_maps_pin(struct bpf_object *obj, const char *dir);
 /*
- * Is @path, named @name, one of the list's maps (of its shape), or the
- * drain program, as shmem_maps_pin() pins them?
+ * Is @name under @dir one of the list's maps (of its shape), or the drain
+ * program of the maps there, as shmem_maps_pin() pins them?
  */
-bool shmem_map_pinned_here(const char *path, const char *name);
+bool shmem_map_pinned_here(const char *dir, const char *name);
 /* Element @key of a per-CPU array of __u64 counters, summed over CPUs */
 int shmem_percpu_sum(int fd, __u32 key, void *out, size_t size);
 /* Calls @fn for every element of a hash map, read in batches. */

@@ -305,19 +305,17 @@ int shmem_snapshot_delta(const struct shmem_snapshot *now,
 			const struct shmem_row_entry *e = &now->rows[k][i];
 			struct shmem_row_entry *d = &out->rows[k][i];
 			const struct shmem_row_entry *p;
-			const __u64 *a = e->row.allocs, *b;
-			bool again = false;
 
 			*d = *e;
 			p = bsearch(e, was, prev->nr_rows[k], sizeof(*was), key_cmp);
-			if (!p)
-				continue;
-			b = p->row.allocs;
-			/* dropped and inserted again: it counts from zero */
-			for (size_t j = 0; j < ROW_COUNTERS; j++)
-				again |= a[j] < b[j];
-			if (!again)
-				sub_u64s(d->row.allocs, a, b, ROW_COUNTERS);
+			/*
+			 * Another stamp: dropped and inserted again, it counts
+			 * from zero (a stamp of 0 was read before it was set)
+			 */
+			if (p && (p->row.inserted_ns == e->row.inserted_ns ||
+				  !p->row.inserted_ns))
+				sub_u64s(d->row.allocs, e->row.allocs, p->row.allocs,
+					 ROW_COUNTERS);
 		}
 		free(was);
 	}

@@ -394,7 +394,7 @@ int shmem_unpin(const char *dir, const char *prog)
 		if (!strncmp(de->d_name, LINK_PREFIX, strlen(LINK_PREFIX)))
 			ours = link_pinned_here(path, de->d_name);
 		else
-			ours = shmem_map_pinned_here(path, de->d_name);
+			ours = shmem_map_pinned_here(dir, de->d_name);
 		if (!ours) {
 			fprintf(stderr, "%s: %s is not something shmemtrace start pinned: nothing removed\n",
 				prog, path);
