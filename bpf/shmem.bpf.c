@@ -32,6 +32,7 @@ const volatile __u32 filter_tgid;	/* 0: every process */
 const volatile bool filter_cgroup;	/* only tasks in cgroup_filter[0] */
 
 #define MAX_ERRNO 4095
+#define HPAGE_PMD_ORDER 9	/* x86-64: a PMD maps 2M */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -468,13 +469,21 @@ static __always_inline struct thread_ops *thread_ops(__u64 flags)
 				    flags);
 }
 
+/* Linux 6.1 kept a large folio's order in a field of its own */
+struct folio___6_1 {
+	unsigned char _folio_order;
+};
+
 static __always_inline __u32 folio_order(struct folio *folio)
 {
 	unsigned long head = 1UL << bpf_core_enum_value(enum pageflags, PG_head);
+	struct folio___6_1 *old = (void *)folio;
 
 	if (!(folio->flags & head))
 		return 0;
-	return folio->_flags_1 & 0xff;
+	if (bpf_core_field_exists(old->_folio_order))
+		return BPF_CORE_READ(old, _folio_order);
+	return BPF_CORE_READ(folio, _flags_1) & 0xff;
 }
 
 /*
@@ -902,6 +911,39 @@ int BPF_PROG(alloc_exit, struct vm_fault *vmf, gfp_t gfp, struct inode *inode,
 	return 0;
 }
 
+/*
+ * Where shmem_alloc_and_add_folio() is not there to trace (Linux 6.1, or
+ * inlined: the PREEMPT_RT kernel, which has no THP), a folio added to
+ * the file is an allocation; one that was in the swap cache (@expected,
+ * the swap entry it replaces) is a swap-in, not counted, as with
+ * shmem_alloc_and_add_folio().  Linux 6.1 charges the folio here, so a
+ * large one refused is a fallback.  The kernels differ in the arguments
+ * after @expected: the return value comes from bpf_get_func_ret().
+ */
+SEC("fexit/shmem_add_to_page_cache")
+int BPF_PROG(add_exit, struct folio *folio, struct address_space *mapping,
+	     unsigned long index, void *expected)
+{
+	struct inode *inode = mapping->host;
+	struct thread_ops *ops;
+	__u64 ret = 0;
+	long err;
+
+	if (!count_in_fexit || expected || skip_task())
+		return 0;
+	bpf_get_func_ret(ctx, &ret);
+	err = (int)ret;
+	if (err) {
+		if (folio_order(folio))
+			count_fallback(inode, folio_order(folio),
+				       fallback_reason_of(err));
+		return 0;
+	}
+	ops = thread_ops(BPF_LOCAL_STORAGE_GET_F_CREATE);
+	count_alloc(inode, folio, ops ? path_of(ops) : SHMEM_STAT_PATH_OTHER);
+	return 0;
+}
+
 /* Fallback mode: every order shmem gives up for want of memory. */
 SEC("fexit/shmem_alloc_folio")
 int BPF_PROG(alloc_folio_exit, gfp_t gfp, int order,
@@ -918,6 +960,24 @@ int BPF_PROG(alloc_folio_exit, gfp_t gfp, int order,
 	ops = thread_ops(BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (ops)
 		ops->last_order = order;
+	return 0;
+}
+
+/*
+ * Linux 6.1's huge folio, given up before shmem_add_to_page_cache(): no
+ * memory for it, or no space left in the file system.
+ */
+SEC("fexit/shmem_alloc_and_acct_folio")
+int BPF_PROG(acct_exit, gfp_t gfp, struct inode *inode, unsigned long index,
+	     bool huge, struct folio *ret)
+{
+	long err = (long)ret;
+
+	if (!count_in_fexit || !huge || skip_task())
+		return 0;
+	if (err < 0 && err >= -MAX_ERRNO)
+		count_fallback(inode, HPAGE_PMD_ORDER, err == -28 ?
+			       SHMEM_STAT_FB_NOSPC : SHMEM_STAT_FB_ALLOC);
 	return 0;
 }
 
@@ -944,7 +1004,8 @@ static __always_inline int op_exit(enum timed_op op, __u32 hist)
 		return 0;
 	if (!ops->start[op])
 		return 0;
-	if (call_latency)
+	/* SHMEM_NR_HISTS: a call that only gives the path */
+	if (call_latency && hist < SHMEM_NR_HISTS)
 		hist_add(hist, bpf_ktime_get_ns() - ops->start[op]);
 	ops->start[op] = 0;
 	return 0;
@@ -960,6 +1021,22 @@ SEC("fexit/shmem_file_write_iter")
 int BPF_PROG(write_exit)
 {
 	return op_exit(TIMED_WRITE, SHMEM_HIST_WRITE);
+}
+
+/*
+ * Linux 6.1 writes through generic_file_write_iter(): the allocations in
+ * shmem_write_begin() are a write's, the write's own time is not seen.
+ */
+SEC("fentry/shmem_write_begin")
+int BPF_PROG(write_begin_enter)
+{
+	return op_enter(TIMED_WRITE);
+}
+
+SEC("fexit/shmem_write_begin")
+int BPF_PROG(write_begin_exit)
+{
+	return op_exit(TIMED_WRITE, SHMEM_NR_HISTS);
 }
 
 SEC("fentry/shmem_fault")
