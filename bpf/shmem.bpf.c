@@ -1028,13 +1028,13 @@ int BPF_PROG(write_exit)
  * shmem_write_begin() are a write's, the write's own time is not seen.
  */
 SEC("fentry/shmem_write_begin")
-int BPF_PROG(write_begin_enter)
+int BPF_PROG(wr_begin_enter)
 {
 	return op_enter(TIMED_WRITE);
 }
 
 SEC("fexit/shmem_write_begin")
-int BPF_PROG(write_begin_exit)
+int BPF_PROG(wr_begin_exit)
 {
 	return op_exit(TIMED_WRITE, SHMEM_NR_HISTS);
 }

@@ -116,9 +116,9 @@ static const struct {
 	{ .prog = "write_exit", .when = CALLS | FALLBACK,
 	  .signals = SHMEM_SIG_LAT_WRITE },
 	/* Linux 6.1: no shmem_file_write_iter() */
-	{ .prog = "write_begin_enter", .when = FALLBACK,
+	{ .prog = "wr_begin_enter", .when = FALLBACK,
 	  .instead_of = "write_enter" },
-	{ .prog = "write_begin_exit", .when = FALLBACK,
+	{ .prog = "wr_begin_exit", .when = FALLBACK,
 	  .instead_of = "write_exit" },
 	{ .prog = "fault_enter", .when = CALLS | FALLBACK },
 	{ .prog = "fault_exit", .when = CALLS | FALLBACK,
