@@ -169,6 +169,11 @@ static __always_inline void hist_add(__u32 id, __u64 ns)
 	struct shmem_hist *h = bpf_map_lookup_elem(&hists, &id);
 	__u32 slot = shmem_hist_slot(ns);
 
+	/*
+	 * the register checked is the one indexed: Linux 6.1's verifier
+	 * does not carry a bound over to a copy
+	 */
+	barrier_var(slot);
 	if (!h || slot >= SHMEM_HIST_SLOTS)
 		return;
 	h->slots[slot]++;
@@ -964,20 +969,16 @@ int BPF_PROG(alloc_folio_exit, gfp_t gfp, int order,
 }
 
 /*
- * Linux 6.1's huge folio, given up before shmem_add_to_page_cache(): no
- * memory for it, or no space left in the file system.
+ * Linux 6.1's huge folio, given up before shmem_add_to_page_cache() for
+ * want of space in the file system.  Its -ENOMEM is not counted: it means
+ * no memory, or a range that already has pages, which is no fallback.
  */
 SEC("fexit/shmem_alloc_and_acct_folio")
 int BPF_PROG(acct_exit, gfp_t gfp, struct inode *inode, unsigned long index,
 	     bool huge, struct folio *ret)
 {
-	long err = (long)ret;
-
-	if (!count_in_fexit || !huge || skip_task())
-		return 0;
-	if (err < 0 && err >= -MAX_ERRNO)
-		count_fallback(inode, HPAGE_PMD_ORDER, err == -28 ?
-			       SHMEM_STAT_FB_NOSPC : SHMEM_STAT_FB_ALLOC);
+	if (count_in_fexit && huge && (long)ret == -28 && !skip_task())
+		count_fallback(inode, HPAGE_PMD_ORDER, SHMEM_STAT_FB_NOSPC);
 	return 0;
 }
 

@@ -96,7 +96,10 @@ static const struct {
 	{ .prog = "alloc_folio_exit", .when = FALLBACK,
 	  .fallback_signals = SHMEM_SIG_FALLBACKS,
 	  .params = "gfp order info index" },
-	/* Linux 6.1: shmem_alloc_folio() has no order */
+	/*
+	 * Linux 6.1: shmem_alloc_folio() has no order; a huge folio the page
+	 * allocator refuses is not told apart from a range already in use
+	 */
 	{ .prog = "acct_exit", .when = FALLBACK,
 	  .fallback_signals = SHMEM_SIG_FALLBACKS,
 	  .params = "gfp inode index huge", .instead_of = "alloc_folio_exit" },
