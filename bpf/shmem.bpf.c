@@ -13,7 +13,8 @@
  * fallbacks they can see.  The const volatile switches below let the
  * verifier drop whatever a front end does not show.  Their defaults suit
  * the patched kernel, so `bpftool prog loadall ... autoattach` works on
- * this object as it is (counting and every row map, no latency).
+ * this object as it is (counting and every row map, no latency): every
+ * program's target is a function the patched kernel has too.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -32,7 +33,6 @@ const volatile __u32 filter_tgid;	/* 0: every process */
 const volatile bool filter_cgroup;	/* only tasks in cgroup_filter[0] */
 
 #define MAX_ERRNO 4095
-#define HPAGE_PMD_ORDER 9	/* x86-64: a PMD maps 2M */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -965,20 +965,6 @@ int BPF_PROG(alloc_folio_exit, gfp_t gfp, int order,
 	ops = thread_ops(BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (ops)
 		ops->last_order = order;
-	return 0;
-}
-
-/*
- * Linux 6.1's huge folio, given up before shmem_add_to_page_cache() for
- * want of space in the file system.  Its -ENOMEM is not counted: it means
- * no memory, or a range that already has pages, which is no fallback.
- */
-SEC("fexit/shmem_alloc_and_acct_folio")
-int BPF_PROG(acct_exit, gfp_t gfp, struct inode *inode, unsigned long index,
-	     bool huge, struct folio *ret)
-{
-	if (count_in_fexit && huge && (long)ret == -28 && !skip_task())
-		count_fallback(inode, HPAGE_PMD_ORDER, SHMEM_STAT_FB_NOSPC);
 	return 0;
 }
 

@@ -93,16 +93,13 @@ static const struct {
 	{ .prog = "zero", .when = TRACEPOINTS, .signals = SHMEM_SIG_ZERO },
 	{ .prog = "folio_split", .when = TRACEPOINTS,
 	  .signals = SHMEM_SIG_SPLITS },
+	/*
+	 * Not on Linux 6.1, whose shmem_alloc_folio() has no order: a huge
+	 * folio the page allocator refuses is not seen there
+	 */
 	{ .prog = "alloc_folio_exit", .when = FALLBACK,
 	  .fallback_signals = SHMEM_SIG_FALLBACKS,
 	  .params = "gfp order info index" },
-	/*
-	 * Linux 6.1: shmem_alloc_folio() has no order; a huge folio the page
-	 * allocator refuses is not told apart from a range already in use
-	 */
-	{ .prog = "acct_exit", .when = FALLBACK,
-	  .fallback_signals = SHMEM_SIG_FALLBACKS,
-	  .params = "gfp inode index huge", .instead_of = "alloc_folio_exit" },
 	{ .prog = "alloc_time", .when = LATENCY,
 	  .signals = SHMEM_SIG_LAT_ALLOC },
 	{ .prog = "alloc_enter", .when = FALLBACK_LATENCY,
