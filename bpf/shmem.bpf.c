@@ -13,7 +13,8 @@
  * fallbacks they can see.  The const volatile switches below let the
  * verifier drop whatever a front end does not show.  Their defaults suit
  * the patched kernel, so `bpftool prog loadall ... autoattach` works on
- * this object as it is (counting and every row map, no latency).
+ * this object as it is (counting and every row map, no latency): every
+ * program's target is a function the patched kernel has too.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -174,6 +175,11 @@ static __always_inline void hist_add(__u32 id, __u64 ns)
 	struct shmem_hist *h = bpf_map_lookup_elem(&hists, &id);
 	__u32 slot = shmem_hist_slot(ns);
 
+	/*
+	 * the register checked is the one indexed: Linux 6.1's verifier
+	 * does not carry a bound over to a copy
+	 */
+	barrier_var(slot);
 	if (!h || slot >= SHMEM_HIST_SLOTS)
 		return;
 	h->slots[slot]++;
@@ -476,13 +482,21 @@ static __always_inline struct thread_ops *thread_ops(__u64 flags)
 				    flags);
 }
 
+/* Linux 6.1 kept a large folio's order in a field of its own */
+struct folio___6_1 {
+	unsigned char _folio_order;
+};
+
 static __always_inline __u32 folio_order(struct folio *folio)
 {
 	unsigned long head = 1UL << bpf_core_enum_value(enum pageflags, PG_head);
+	struct folio___6_1 *old = (void *)folio;
 
 	if (!(folio->flags & head))
 		return 0;
-	return folio->_flags_1 & 0xff;
+	if (bpf_core_field_exists(old->_folio_order))
+		return BPF_CORE_READ(old, _folio_order);
+	return BPF_CORE_READ(folio, _flags_1) & 0xff;
 }
 
 /*
@@ -910,6 +924,39 @@ int BPF_PROG(alloc_exit, struct vm_fault *vmf, gfp_t gfp, struct inode *inode,
 	return 0;
 }
 
+/*
+ * Where shmem_alloc_and_add_folio() is not there to trace (Linux 6.1, or
+ * inlined: the PREEMPT_RT kernel, which has no THP), a folio added to
+ * the file is an allocation; one that was in the swap cache (@expected,
+ * the swap entry it replaces) is a swap-in, not counted, as with
+ * shmem_alloc_and_add_folio().  Linux 6.1 charges the folio here, so a
+ * large one refused is a fallback.  The kernels differ in the arguments
+ * after @expected: the return value comes from bpf_get_func_ret().
+ */
+SEC("fexit/shmem_add_to_page_cache")
+int BPF_PROG(add_exit, struct folio *folio, struct address_space *mapping,
+	     unsigned long index, void *expected)
+{
+	struct inode *inode = mapping->host;
+	struct thread_ops *ops;
+	__u64 ret = 0;
+	long err;
+
+	if (!count_in_fexit || expected || skip_task())
+		return 0;
+	bpf_get_func_ret(ctx, &ret);
+	err = (int)ret;
+	if (err) {
+		if (folio_order(folio))
+			count_fallback(inode, folio_order(folio),
+				       fallback_reason_of(err));
+		return 0;
+	}
+	ops = thread_ops(BPF_LOCAL_STORAGE_GET_F_CREATE);
+	count_alloc(inode, folio, ops ? path_of(ops) : SHMEM_STAT_PATH_OTHER);
+	return 0;
+}
+
 /* Fallback mode: every order shmem gives up for want of memory. */
 SEC("fexit/shmem_alloc_folio")
 int BPF_PROG(alloc_folio_exit, gfp_t gfp, int order,
@@ -952,7 +999,8 @@ static __always_inline int op_exit(enum timed_op op, __u32 hist)
 		return 0;
 	if (!ops->start[op])
 		return 0;
-	if (call_latency)
+	/* SHMEM_NR_HISTS: a call that only gives the path */
+	if (call_latency && hist < SHMEM_NR_HISTS)
 		hist_add(hist, bpf_ktime_get_ns() - ops->start[op]);
 	ops->start[op] = 0;
 	return 0;
@@ -968,6 +1016,22 @@ SEC("fexit/shmem_file_write_iter")
 int BPF_PROG(write_exit)
 {
 	return op_exit(TIMED_WRITE, SHMEM_HIST_WRITE);
+}
+
+/*
+ * Linux 6.1 writes through generic_file_write_iter(): the allocations in
+ * shmem_write_begin() are a write's, the write's own time is not seen.
+ */
+SEC("fentry/shmem_write_begin")
+int BPF_PROG(wr_begin_enter)
+{
+	return op_enter(TIMED_WRITE);
+}
+
+SEC("fexit/shmem_write_begin")
+int BPF_PROG(wr_begin_exit)
+{
+	return op_exit(TIMED_WRITE, SHMEM_NR_HISTS);
 }
 
 SEC("fentry/shmem_fault")

@@ -71,39 +71,105 @@ static const struct {
 	unsigned int when;
 	__u32 signals;		/* tracepoint mode, or timing asked for */
 	__u32 fallback_signals;	/* fallback mode */
+	/*
+	 * The target's parameters the program reads by position, in order
+	 * ("..." : more may follow); NULL: it reads none
+	 */
+	const char *params;
+	/* loaded only where this program cannot attach */
+	const char *instead_of;
 } progs[] = {
 	/*
-	 * The fallback mode's hook misses swap-in: shmem_swapin_folio()
-	 * allocates through the swap cache, not shmem_alloc_and_add_folio()
+	 * The fallback mode's hooks miss swap-in: shmem_swapin_folio()
+	 * allocates through the swap cache
 	 */
-	{ "alloc_folio", TRACEPOINTS,
-	  SHMEM_SIG_ALLOCS | SHMEM_SIG_PATHS | SHMEM_SIG_SWAPINS, 0 },
-	{ "alloc_fallback", TRACEPOINTS,
-	  SHMEM_SIG_FALLBACKS | SHMEM_SIG_FB_REASONS, 0 },
-	{ "block_uptodate", TRACEPOINTS, SHMEM_SIG_BLOCKS, 0 },
-	{ "block_clear", TRACEPOINTS, 0, 0 },
-	{ "zero", TRACEPOINTS, SHMEM_SIG_ZERO, 0 },
-	{ "folio_split", TRACEPOINTS, SHMEM_SIG_SPLITS, 0 },
-	{ "alloc_folio_exit", FALLBACK, 0, SHMEM_SIG_FALLBACKS },
-	{ "alloc_time", LATENCY, SHMEM_SIG_LAT_ALLOC, 0 },
-	{ "alloc_enter", FALLBACK_LATENCY, 0, SHMEM_SIG_LAT_ALLOC },
-	{ "alloc_exit", FALLBACK, 0, SHMEM_SIG_ALLOCS },
-	{ "write_enter", CALLS | FALLBACK, 0, 0 },
-	{ "write_exit", CALLS | FALLBACK, SHMEM_SIG_LAT_WRITE, 0 },
-	{ "fault_enter", CALLS | FALLBACK, 0, 0 },
-	{ "fault_exit", CALLS | FALLBACK, SHMEM_SIG_LAT_FAULT, 0 },
-	{ "falloc_enter", CALLS | FALLBACK, 0, 0 },
-	{ "falloc_exit", CALLS | FALLBACK, SHMEM_SIG_LAT_FALLOC, 0 },
+	{ .prog = "alloc_folio", .when = TRACEPOINTS,
+	  .signals = SHMEM_SIG_ALLOCS | SHMEM_SIG_PATHS | SHMEM_SIG_SWAPINS },
+	{ .prog = "alloc_fallback", .when = TRACEPOINTS,
+	  .signals = SHMEM_SIG_FALLBACKS | SHMEM_SIG_FB_REASONS },
+	{ .prog = "block_uptodate", .when = TRACEPOINTS,
+	  .signals = SHMEM_SIG_BLOCKS },
+	{ .prog = "block_clear", .when = TRACEPOINTS },
+	{ .prog = "zero", .when = TRACEPOINTS, .signals = SHMEM_SIG_ZERO },
+	{ .prog = "folio_split", .when = TRACEPOINTS,
+	  .signals = SHMEM_SIG_SPLITS },
+	/*
+	 * Not on Linux 6.1, whose shmem_alloc_folio() has no order: a huge
+	 * folio the page allocator refuses is not seen there
+	 */
+	{ .prog = "alloc_folio_exit", .when = FALLBACK,
+	  .fallback_signals = SHMEM_SIG_FALLBACKS,
+	  .params = "gfp order info index" },
+	{ .prog = "alloc_time", .when = LATENCY,
+	  .signals = SHMEM_SIG_LAT_ALLOC },
+	{ .prog = "alloc_enter", .when = FALLBACK_LATENCY,
+	  .fallback_signals = SHMEM_SIG_LAT_ALLOC },
+	{ .prog = "alloc_exit", .when = FALLBACK,
+	  .fallback_signals = SHMEM_SIG_ALLOCS,
+	  .params = "vmf gfp inode index fault_mm orders" },
+	/* Linux 6.1, and PREEMPT_RT's inlined shmem_alloc_and_add_folio() */
+	{ .prog = "add_exit", .when = FALLBACK,
+	  .fallback_signals = SHMEM_SIG_ALLOCS,
+	  .params = "folio mapping index expected ...",
+	  .instead_of = "alloc_exit" },
+	{ .prog = "write_enter", .when = CALLS | FALLBACK },
+	{ .prog = "write_exit", .when = CALLS | FALLBACK,
+	  .signals = SHMEM_SIG_LAT_WRITE },
+	/* Linux 6.1: no shmem_file_write_iter() */
+	{ .prog = "wr_begin_enter", .when = FALLBACK,
+	  .instead_of = "write_enter" },
+	{ .prog = "wr_begin_exit", .when = FALLBACK,
+	  .instead_of = "write_exit" },
+	{ .prog = "fault_enter", .when = CALLS | FALLBACK },
+	{ .prog = "fault_exit", .when = CALLS | FALLBACK,
+	  .signals = SHMEM_SIG_LAT_FAULT },
+	{ .prog = "falloc_enter", .when = CALLS | FALLBACK },
+	{ .prog = "falloc_exit", .when = CALLS | FALLBACK,
+	  .signals = SHMEM_SIG_LAT_FALLOC },
 	/* not attached: readers run it (shmem_maps_drain) */
-	{ "drain", TRACEPOINTS | FALLBACK, 0, 0 },
+	{ .prog = "drain", .when = TRACEPOINTS | FALLBACK },
 };
 
-/* Can @prog attach on this kernel?  Its section names its target. */
+/* Does function @func of @vmlinux take @params (see progs[])? */
+static bool params_match(const struct btf *vmlinux, int func,
+			 const char *params)
+{
+	const struct btf_type *proto =
+		btf__type_by_id(vmlinux, btf__type_by_id(vmlinux, func)->type);
+	const struct btf_param *p = btf_params(proto);
+	int n = btf_vlen(proto), i = 0;
+	char want[128], *name, *save;
+
+	snprintf(want, sizeof(want), "%s", params);
+	for (name = strtok_r(want, " ", &save); name;
+	     name = strtok_r(NULL, " ", &save), i++) {
+		if (!strcmp(name, "..."))
+			return true;
+		if (i >= n || strcmp(btf__name_by_offset(vmlinux, p[i].name_off), name))
+			return false;
+	}
+	return i == n;
+}
+
+static int prog_index(const char *name)
+{
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
+		if (!strcmp(progs[i].prog, name))
+			return i;
+	return -1;
+}
+
+/*
+ * Can @prog attach on this kernel?  Its section names its target; one
+ * whose arguments it reads must take them as progs[] says.
+ */
 static bool target_exists(const struct btf *vmlinux, struct bpf_program *prog)
 {
 	const char *sec = bpf_program__section_name(prog);
 	const char *target = strchr(sec, '/');
+	int i = prog_index(bpf_program__name(prog));
 	char name[128];
+	int func;
 
 	/* SEC("raw_tp"): run, not attached */
 	if (!strcmp(sec, "raw_tp"))
@@ -115,15 +181,24 @@ static bool target_exists(const struct btf *vmlinux, struct bpf_program *prog)
 		snprintf(name, sizeof(name), "btf_trace_%s", target);
 		return btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF) > 0;
 	}
-	return btf__find_by_name_kind(vmlinux, target, BTF_KIND_FUNC) > 0;
+	func = btf__find_by_name_kind(vmlinux, target, BTF_KIND_FUNC);
+	if (func <= 0)
+		return false;
+	return i < 0 || !progs[i].params ||
+	       params_match(vmlinux, func, progs[i].params);
 }
 
-static int prog_index(const char *name)
+/* Is progs[@i] to be loaded in @mode on this kernel? */
+static bool wanted(struct shmem_bpf *skel, const struct btf *vmlinux, int i,
+		   unsigned int mode)
 {
-	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
-		if (!strcmp(progs[i].prog, name))
-			return i;
-	return -1;
+	struct bpf_object *obj = skel->obj;
+
+	if (!(progs[i].when & mode) ||
+	    !target_exists(vmlinux, bpf_object__find_program_by_name(obj, progs[i].prog)))
+		return false;
+	return !progs[i].instead_of ||
+	       !target_exists(vmlinux, bpf_object__find_program_by_name(obj, progs[i].instead_of));
 }
 
 static const unsigned int default_entries[SHMEM_NR_ROW_KINDS] = {
@@ -155,8 +230,7 @@ static int configure(struct shmem_bpf *skel, const struct btf *vmlinux,
 	info->rows = opts->rows;
 	bpf_object__for_each_program(prog, skel->obj) {
 		int i = prog_index(bpf_program__name(prog));
-		bool load = i >= 0 && (progs[i].when & mode) &&
-			    target_exists(vmlinux, prog);
+		bool load = i >= 0 && wanted(skel, vmlinux, i, mode);
 
 		bpf_program__set_autoload(prog, load);
 		if (!load)
@@ -166,8 +240,8 @@ static int configure(struct shmem_bpf *skel, const struct btf *vmlinux,
 		if (!tracepoints)
 			info->signals |= progs[i].fallback_signals;
 	}
-	if (!tracepoints && !bpf_program__autoload(skel->progs.alloc_exit)) {
-		fprintf(stderr, "%s: this kernel has neither the shmem trace events nor a traceable shmem_alloc_and_add_folio()\n",
+	if (!tracepoints && !(info->signals & SHMEM_SIG_ALLOCS)) {
+		fprintf(stderr, "%s: this kernel has neither the shmem trace events nor a traceable shmem_alloc_and_add_folio() or shmem_add_to_page_cache()\n",
 			prog_name);
 		return -1;
 	}
