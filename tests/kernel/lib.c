@@ -326,6 +326,23 @@ bool run_in_memcg(const char *max, void (*fn)(void *), void *arg, long *swapped)
 	return WIFEXITED(status) && !WEXITSTATUS(status);
 }
 
+/*
+ * The file's first 2M mapped shared at a 2M boundary, so that a huge folio
+ * can be mapped with a PMD; munmap(*area, 2 * PMD) undoes it.
+ */
+char *mmap_pmd(int fd, char **area)
+{
+	char *map;
+
+	*area = mmap(NULL, 2 * PMD, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (*area == MAP_FAILED)
+		die("mmap");
+	map = (char *)(((uintptr_t)*area + PMD - 1) & ~(PMD - 1));
+	if (mmap(map, PMD, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) != map)
+		die("mmap fixed");
+	return map;
+}
+
 /* From inside run_in_memcg(): push what the cgroup holds out to swap */
 void memcg_reclaim_all(void)
 {

@@ -40,6 +40,7 @@ long meminfo_kb(const char *key);
 void test_kernel_log(void);
 bool run_in_memcg(const char *max, void (*fn)(void *), void *arg, long *swapped);
 void memcg_reclaim_all(void);
+char *mmap_pmd(int fd, char **area);
 
 /* The test groups */
 void folio_tests(const char *large, const char *plain, const char *huge,

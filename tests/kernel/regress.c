@@ -13,7 +13,6 @@
 #include <linux/udmabuf.h>
 #include <setjmp.h>
 #include <signal.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -498,12 +497,7 @@ static void test_stale_pmd(const char *huge)
 	volatile bool bus = false;
 
 	pwrite_pattern(fd, 0, 100, 53);
-	area = mmap(NULL, 2 * PMD, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (area == MAP_FAILED)
-		die("mmap");
-	map = (char *)(((uintptr_t)area + PMD - 1) & ~(PMD - 1));
-	if (mmap(map, PMD, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) != map)
-		die("mmap fixed");
+	map = mmap_pmd(fd, &area);
 	(void)*(volatile char *)map;
 	sigaction(SIGBUS, &sa, &old);
 	if (sigsetjmp(sigbus_jmp, 1))
