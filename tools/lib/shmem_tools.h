@@ -49,8 +49,9 @@ struct shmem_maps;
 
 /* The fds of a loaded object's maps */
 int shmem_maps_from_object(struct bpf_object *obj, struct shmem_maps *maps);
-/* Pin the list's maps of @obj under @dir */
-int shmem_maps_pin(struct bpf_object *obj, const char *dir);
+/* Pin the list's maps of @obj under @dir; @path: the one that failed */
+int shmem_maps_pin(struct bpf_object *obj, const char *dir, char *path,
+		   size_t len);
 /*
  * Is @name under @dir one of the list's maps (of its shape), or the drain
  * program of the maps there, as shmem_maps_pin() pins them?

@@ -386,14 +386,22 @@ int shmem_tracer_pin(struct shmem_tracer *t, const char *dir, const char *prog)
 	const struct bpf_object_skeleton *s = t->skel->skeleton;
 	char path[PATH_MAX];
 
+	struct statfs fs;
+
 	if (mkdir(dir, 0700)) {
 		fprintf(stderr, "%s: cannot pin under %s: %s%s\n", prog, dir,
 			strerror(errno), errno == EEXIST ?
 			" (stop the tracing pinned there first)" : "");
 		return -1;
 	}
-	snprintf(path, sizeof(path), "%s/", dir);
-	if (shmem_maps_pin(t->skel->obj, dir))
+	/* the kernel's EINVAL for a pin outside bpffs names no cause */
+	if (statfs(dir, &fs) || fs.f_type != BPF_FS_MAGIC) {
+		fprintf(stderr, "%s: cannot pin under %s: not on a bpffs mount\n",
+			prog, dir);
+		rmdir(dir);
+		return -1;
+	}
+	if (shmem_maps_pin(t->skel->obj, dir, path, sizeof(path)))
 		goto fail;
 	for (int i = 0; i < s->prog_cnt; i++) {
 		struct bpf_link *link = *s->progs[i].link;
