@@ -343,7 +343,8 @@ int main(int argc, char **argv)
 	} else if (!env.interval && !shmem_args.pinned) {
 		fprintf(stderr, "Tracing shmem folios... Hit Ctrl-C to end.\n");
 	}
-	while (!done) {
+	/* a report a signal cut short ends the run: the next would block too */
+	while (!done && !ferror(stdout)) {
 		/* no interval: one report at Ctrl-C or when the command exits */
 		double wait = env.interval ? env.interval : 86400;
 
