@@ -201,22 +201,29 @@ json_object *shmem_snapshot_json(const struct shmem_snapshot *s, double secs,
 	json_object_object_add(root, "fallbacks", fallbacks);
 	json_object_object_add(root, "splits", splits);
 
-	json_object_object_add(blocks, "uptodate_events",
-			       json_object_new_uint64(s->totals.blocks.uptodate_events));
-	json_object_object_add(blocks, "uptodate_blocks",
-			       json_object_new_uint64(s->totals.blocks.uptodate_blocks));
-	json_object_object_add(blocks, "clear_events",
-			       json_object_new_uint64(s->totals.blocks.clear_events));
-	json_object_object_add(blocks, "clear_blocks",
-			       json_object_new_uint64(s->totals.blocks.clear_blocks));
-	json_object_object_add(blocks, "became_partial",
-			       json_object_new_uint64(s->totals.blocks.became_partial));
-	json_object_object_add(blocks, "became_full",
-			       json_object_new_uint64(s->totals.blocks.became_full));
-	for (unsigned int z = 0; z < SHMEM_STAT_NR_ZEROS; z++)
-		json_object_object_add(zeroed, shmem_zero_name(z),
-				       json_object_new_uint64(s->totals.blocks.zeroed[z]));
-	json_object_object_add(blocks, "zeroed_bytes", zeroed);
+	/* what this kernel cannot observe is left out, not reported as 0 */
+	if (s->info.signals & SHMEM_SIG_BLOCKS) {
+		json_object_object_add(blocks, "uptodate_events",
+				       json_object_new_uint64(s->totals.blocks.uptodate_events));
+		json_object_object_add(blocks, "uptodate_blocks",
+				       json_object_new_uint64(s->totals.blocks.uptodate_blocks));
+		json_object_object_add(blocks, "clear_events",
+				       json_object_new_uint64(s->totals.blocks.clear_events));
+		json_object_object_add(blocks, "clear_blocks",
+				       json_object_new_uint64(s->totals.blocks.clear_blocks));
+		json_object_object_add(blocks, "became_partial",
+				       json_object_new_uint64(s->totals.blocks.became_partial));
+		json_object_object_add(blocks, "became_full",
+				       json_object_new_uint64(s->totals.blocks.became_full));
+	}
+	if (s->info.signals & SHMEM_SIG_ZERO) {
+		for (unsigned int z = 0; z < SHMEM_STAT_NR_ZEROS; z++)
+			json_object_object_add(zeroed, shmem_zero_name(z),
+					       json_object_new_uint64(s->totals.blocks.zeroed[z]));
+		json_object_object_add(blocks, "zeroed_bytes", zeroed);
+	} else {
+		json_object_put(zeroed);
+	}
 	json_object_object_add(root, "blocks", blocks);
 
 	for (unsigned int h = 0; h < SHMEM_NR_HISTS; h++)
