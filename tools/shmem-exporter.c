@@ -136,6 +136,9 @@ static struct shmem_source src;
 /* one scrape reads the maps at a time; concurrent ones wait their turn */
 static pthread_mutex_t scrape_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* the pinned maps were replaced or removed: main exits once that is said */
+static _Atomic bool pins_ended;
+
 static char *scrape(void)
 {
 	struct shmem_snapshot s;
@@ -143,7 +146,10 @@ static char *scrape(void)
 	char *text = NULL;
 
 	pthread_mutex_lock(&scrape_lock);
-	if (!shmem_snapshot_read(src.maps, SHMEM_MTHP_DIR, &s)) {
+	/* frozen counts served as live would hide that tracing stopped */
+	if (!pins_ended && shmem_source_check(&src, PROG))
+		pins_ended = true;
+	if (!pins_ended && !shmem_snapshot_read(src.maps, SHMEM_MTHP_DIR, &s)) {
 		shmem_mounts_read("/proc/self/mountinfo", &mounts);
 		/* pinned maps (shmemtrace) keep every row kind: -F decides */
 		if (!env.filesystems)
@@ -269,7 +275,10 @@ static void request_started(struct MHD_Connection *conn)
 	pthread_mutex_unlock(&slot_lock);
 }
 
-/* Answered: the next request on this connection must come whole within -t */
+/*
+ * Answered: the next request on this connection must come whole within
+ * -t; or, the pinned maps gone, main exits now the client was told.
+ */
 static void request_completed(void *cls, struct MHD_Connection *conn,
 			      void **state, enum MHD_RequestTerminationCode toe)
 {
@@ -278,6 +287,8 @@ static void request_completed(void *cls, struct MHD_Connection *conn,
 	(void)cls;
 	(void)state;
 	(void)toe;
+	if (pins_ended)
+		kill(getpid(), SIGUSR1);
 	if (!sl)
 		return;
 	pthread_mutex_lock(&slot_lock);
@@ -351,6 +362,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn,
 			     TEXT("only GET and HEAD\n"));
 	if (!strcmp(url, "/metrics")) {
 		text = scrape();
+		if (!text && pins_ended)
+			return reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain",
+				     TEXT("the pinned maps were removed or replaced: exiting\n"));
 		if (!text)
 			return reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
 				     "text/plain", TEXT("cannot read the maps\n"));
@@ -463,6 +477,7 @@ int main(int argc, char **argv)
 	sigemptyset(&quit);
 	sigaddset(&quit, SIGINT);
 	sigaddset(&quit, SIGTERM);
+	sigaddset(&quit, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &quit, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	for (int i = 0; i < NR_SLOTS; i++)
@@ -493,5 +508,5 @@ int main(int argc, char **argv)
 	sigwait(&quit, &sig);
 	MHD_stop_daemon(daemon);
 	shmem_source_close(&src);
-	return 0;
+	return sig == SIGUSR1;
 }

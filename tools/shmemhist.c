@@ -355,6 +355,10 @@ int main(int argc, char **argv)
 			}
 		if (shmem_exiting || pinned_once)
 			done = true;
+		if (shmem_source_check(&src, PROG)) {
+			err = 1;
+			break;
+		}
 		if (shmem_snapshot_read(src.maps, SHMEM_MTHP_DIR, &now) ||
 		    shmem_snapshot_delta(&now, &prev, &delta)) {
 			fprintf(stderr, PROG ": cannot read the maps\n");

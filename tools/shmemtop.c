@@ -419,6 +419,10 @@ int main(int argc, char **argv)
 			}
 		}
 		shmem_snapshot_free(&delta);
+		if (shmem_source_check(&src, PROG)) {
+			err = 1;
+			break;
+		}
 		if (shmem_snapshot_read(src.maps, SHMEM_MTHP_DIR, &now)) {
 			fprintf(stderr, PROG ": cannot read the maps\n");
 			err = 1;
