@@ -34,6 +34,7 @@ static struct {
 	bool filesystems;
 	long timeout;
 	long request_time;
+	long header_time;
 	long per_client;
 	const char *user;
 } env = {
@@ -41,6 +42,7 @@ static struct {
 	.port = DEFAULT_PORT,
 	.timeout = 10,
 	.request_time = 30,
+	.header_time = 2,
 	.per_client = 16,
 	.user = "nobody",
 };
@@ -64,6 +66,9 @@ static const struct argp_option options[] = {
 	{ "timeout", 't', "SECONDS", 0, "Drop a client idle this long (default 10)", 0 },
 	{ "request-time", 'R', "SECONDS", 0,
 	  "Drop a client whose request, and its answer, take longer (default 30)", 0 },
+	{ "header-time", 'H', "SECONDS", 0,
+	  "Drop a client that has not sent a whole request this long after "
+	  "connecting (default 2)", 0 },
 	{ "per-client", 'C', "N", 0,
 	  "Connections one client address may hold (default 16, of 64)", 0 },
 	{ "user", 'u', "USER", 0,
@@ -108,6 +113,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (shmem_parse_long(arg, 1, 3600, &env.request_time))
 			return shmem_arg_error(state, "invalid request time: %s", arg);
 		break;
+	case 'H':
+		if (shmem_parse_long(arg, 1, 3600, &env.header_time))
+			return shmem_arg_error(state, "invalid header time: %s", arg);
+		break;
 	case 'C':
 		if (shmem_parse_long(arg, 1, MAX_CONNECTIONS, &env.per_client))
 			return shmem_arg_error(state, "invalid connections per client: %s", arg);
@@ -127,6 +136,9 @@ static struct shmem_source src;
 /* one scrape reads the maps at a time; concurrent ones wait their turn */
 static pthread_mutex_t scrape_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* the pinned maps were replaced or removed: main exits once that is said */
+static _Atomic bool pins_ended;
+
 static char *scrape(void)
 {
 	struct shmem_snapshot s;
@@ -134,7 +146,10 @@ static char *scrape(void)
 	char *text = NULL;
 
 	pthread_mutex_lock(&scrape_lock);
-	if (!shmem_snapshot_read(src.maps, SHMEM_MTHP_DIR, &s)) {
+	/* frozen counts served as live would hide that tracing stopped */
+	if (!pins_ended && shmem_source_check(&src, PROG))
+		pins_ended = true;
+	if (!pins_ended && !shmem_snapshot_read(src.maps, SHMEM_MTHP_DIR, &s)) {
 		shmem_mounts_read("/proc/self/mountinfo", &mounts);
 		/* pinned maps (shmemtrace) keep every row kind: -F decides */
 		if (!env.filesystems)
@@ -148,21 +163,24 @@ static char *scrape(void)
 }
 
 /*
- * The whole-request bound: MHD's timeout is for idleness, which a client
- * sending a byte now and then never is.  Each connection has a deadline,
- * from when it connected or was last answered; a reaper shuts down the
- * socket of one past it, and MHD closes the connection.
+ * Slow clients: a scraper sends its request at once, so a connection that
+ * has not sent a whole request -H seconds after connecting is dropped, and
+ * one whose request and answer take longer than -R (a byte now and then
+ * keeps MHD's idle timeout away).  A reaper shuts down the socket of a
+ * connection past its deadline, and MHD closes it.
  *
- * The connection cap is ours (admit()): at MAX_CONNECTIONS, a client
- * with fewer connections than the one holding most takes the oldest of
- * those, so clients from many addresses cannot keep a new one out.  MHD's
+ * The connection cap is ours (admit()): at MAX_CONNECTIONS a newcomer takes
+ * the slot of a connection waiting for a request, first of one that never
+ * completed a request, oldest first; one being answered is never taken.
+ * However many addresses slow clients come from, a scrape gets in.  MHD's
  * own limit leaves room for connections shut down but not yet closed.
  */
 struct slot {
 	int fd;			/* -1: a free slot */
 	bool evicted;		/* shut down to make room: closing */
-	struct in_addr addr;	/* the client's */
-	double connected;
+	bool answering;		/* its request is complete: being answered */
+	bool answered;		/* it completed a request before */
+	double waiting_since;	/* connected, or last answered */
 	double deadline;
 };
 
@@ -170,49 +188,34 @@ struct slot {
 static struct slot slots[NR_SLOTS];
 static pthread_mutex_t slot_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void set_deadline(struct slot *sl, double at)
+/* Should @a be taken before @b to make room? */
+static bool evict_before(const struct slot *a, const struct slot *b)
 {
-	pthread_mutex_lock(&slot_lock);
-	sl->deadline = at;
-	pthread_mutex_unlock(&slot_lock);
-}
-
-/* Connections held by @addr, not counting those being closed */
-static int held_by(struct in_addr addr)
-{
-	int n = 0;
-
-	for (int i = 0; i < NR_SLOTS; i++)
-		n += slots[i].fd >= 0 && !slots[i].evicted &&
-		     slots[i].addr.s_addr == addr.s_addr;
-	return n;
+	if (a->answered != b->answered)
+		return !a->answered;
+	return a->waiting_since < b->waiting_since;
 }
 
 static enum MHD_Result admit(void *cls, const struct sockaddr *sa,
 			     socklen_t len)
 {
-	struct in_addr addr = ((const struct sockaddr_in *)sa)->sin_addr;
 	struct slot *victim = NULL;
-	int held = 0, most = 0;
+	int held = 0;
 
 	(void)cls;
+	(void)sa;
 	(void)len;
 	pthread_mutex_lock(&slot_lock);
 	for (int i = 0; i < NR_SLOTS; i++) {
-		int n;
-
 		if (slots[i].fd < 0 || slots[i].evicted)
 			continue;
 		held++;
-		n = held_by(slots[i].addr);
-		if (n > most || (n == most && victim &&
-				 slots[i].connected < victim->connected)) {
-			most = n;
+		if (!slots[i].answering &&
+		    (!victim || evict_before(&slots[i], victim)))
 			victim = &slots[i];
-		}
 	}
 	if (held >= MAX_CONNECTIONS) {
-		if (!victim || most <= held_by(addr) + 1) {
+		if (!victim) {
 			pthread_mutex_unlock(&slot_lock);
 			return MHD_NO;
 		}
@@ -227,22 +230,19 @@ static void notify_connection(void *cls, struct MHD_Connection *conn,
 			      void **socket_context,
 			      enum MHD_ConnectionNotificationCode code)
 {
-	const union MHD_ConnectionInfo *fd, *addr;
+	const union MHD_ConnectionInfo *fd;
 
 	(void)cls;
 	pthread_mutex_lock(&slot_lock);
 	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
 		fd = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-		addr = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-		for (int i = 0; fd && addr && i < NR_SLOTS; i++) {
+		for (int i = 0; fd && i < NR_SLOTS; i++) {
 			if (slots[i].fd >= 0)
 				continue;
 			slots[i] = (struct slot){
 				.fd = fd->connect_fd,
-				.addr = ((const struct sockaddr_in *)
-					 addr->client_addr)->sin_addr,
-				.connected = shmem_now(),
-				.deadline = shmem_now() + env.request_time,
+				.waiting_since = shmem_now(),
+				.deadline = shmem_now() + env.header_time,
 			};
 			*socket_context = &slots[i];
 			break;
@@ -251,6 +251,51 @@ static void notify_connection(void *cls, struct MHD_Connection *conn,
 		/* before MHD closes the socket: the fd is not reused yet */
 		((struct slot *)*socket_context)->fd = -1;
 	}
+	pthread_mutex_unlock(&slot_lock);
+}
+
+static struct slot *slot_of(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *info;
+
+	info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return info ? info->socket_context : NULL;
+}
+
+/* A request is complete: it and its answer have -R seconds */
+static void request_started(struct MHD_Connection *conn)
+{
+	struct slot *sl = slot_of(conn);
+
+	if (!sl)
+		return;
+	pthread_mutex_lock(&slot_lock);
+	sl->answering = true;
+	sl->deadline = shmem_now() + env.request_time;
+	pthread_mutex_unlock(&slot_lock);
+}
+
+/*
+ * Answered: the next request on this connection must come whole within
+ * -t; or, the pinned maps gone, main exits now the client was told.
+ */
+static void request_completed(void *cls, struct MHD_Connection *conn,
+			      void **state, enum MHD_RequestTerminationCode toe)
+{
+	struct slot *sl = slot_of(conn);
+
+	(void)cls;
+	(void)state;
+	(void)toe;
+	if (pins_ended)
+		kill(getpid(), SIGUSR1);
+	if (!sl)
+		return;
+	pthread_mutex_lock(&slot_lock);
+	sl->answering = false;
+	sl->answered = true;
+	sl->waiting_since = shmem_now();
+	sl->deadline = shmem_now() + env.timeout;
 	pthread_mutex_unlock(&slot_lock);
 }
 
@@ -275,7 +320,6 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status,
 			     const char *type, void *body, size_t len,
 			     enum MHD_ResponseMemoryMode mode)
 {
-	const union MHD_ConnectionInfo *info;
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
 
@@ -287,10 +331,6 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status,
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 	ret = MHD_queue_response(conn, status, resp);
 	MHD_destroy_response(resp);
-	/* the answer and the next request on this connection: a new bound */
-	info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-	if (info && info->socket_context)
-		set_deadline(info->socket_context, shmem_now() + env.request_time);
 	return ret;
 }
 
@@ -310,6 +350,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn,
 	/* a body, if any, arrives in later calls: answer once it has */
 	if (!*state) {
 		*state = &first_call;
+		request_started(conn);
 		return MHD_YES;
 	}
 	if (*upload_size) {
@@ -321,6 +362,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn,
 			     TEXT("only GET and HEAD\n"));
 	if (!strcmp(url, "/metrics")) {
 		text = scrape();
+		if (!text && pins_ended)
+			return reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain",
+				     TEXT("the pinned maps were removed or replaced: exiting\n"));
 		if (!text)
 			return reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
 				     "text/plain", TEXT("cannot read the maps\n"));
@@ -433,6 +477,7 @@ int main(int argc, char **argv)
 	sigemptyset(&quit);
 	sigaddset(&quit, SIGINT);
 	sigaddset(&quit, SIGTERM);
+	sigaddset(&quit, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &quit, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	for (int i = 0; i < NR_SLOTS; i++)
@@ -450,6 +495,7 @@ int main(int argc, char **argv)
 				  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)NR_SLOTS,
 				  MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)env.per_client,
 				  MHD_OPTION_NOTIFY_CONNECTION, notify_connection, NULL,
+				  MHD_OPTION_NOTIFY_COMPLETED, request_completed, NULL,
 				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
 				  MHD_OPTION_END);
 	if (!daemon) {
@@ -462,5 +508,5 @@ int main(int argc, char **argv)
 	sigwait(&quit, &sig);
 	MHD_stop_daemon(daemon);
 	shmem_source_close(&src);
-	return 0;
+	return sig == SIGUSR1;
 }

@@ -343,7 +343,8 @@ int main(int argc, char **argv)
 	} else if (!env.interval && !shmem_args.pinned) {
 		fprintf(stderr, "Tracing shmem folios... Hit Ctrl-C to end.\n");
 	}
-	while (!done) {
+	/* a report a signal cut short ends the run: the next would block too */
+	while (!done && !ferror(stdout)) {
 		/* no interval: one report at Ctrl-C or when the command exits */
 		double wait = env.interval ? env.interval : 86400;
 
@@ -354,6 +355,10 @@ int main(int argc, char **argv)
 			}
 		if (shmem_exiting || pinned_once)
 			done = true;
+		if (shmem_source_check(&src, PROG)) {
+			err = 1;
+			break;
+		}
 		if (shmem_snapshot_read(src.maps, SHMEM_MTHP_DIR, &now) ||
 		    shmem_snapshot_delta(&now, &prev, &delta)) {
 			fprintf(stderr, PROG ": cannot read the maps\n");

@@ -158,7 +158,17 @@ static void format_header(char *buf, size_t len)
 			 "FALLBK", "SPLIT", "PARTIAL", "ZEROED", "ALLOC-us");
 }
 
-static void format_row(char *buf, size_t len, const struct shmem_row_entry *e)
+/* " N" in @width, or "-" where this kernel cannot observe it: not a 0 */
+static size_t count_cell(char *buf, size_t len, int width, __u64 v,
+			 bool observed)
+{
+	if (!observed)
+		return snprintf(buf, len, " %*s", width, "-");
+	return snprintf(buf, len, " %*llu", width, (unsigned long long)v);
+}
+
+static void format_row(char *buf, size_t len, const struct shmem_row_entry *e,
+		       __u32 signals)
 {
 	const struct shmem_row *row = &e->row;
 	char id[32];
@@ -179,12 +189,19 @@ static void format_row(char *buf, size_t len, const struct shmem_row_entry *e)
 		used += snprintf(buf + used, len - used, " %8llu",
 				 (unsigned long long)class_allocs(row, c));
 	if (used < len)
-		snprintf(buf + used, len - used, " %7llu %6llu %7llu %10llu %9.1f",
-			 (unsigned long long)row->fallbacks,
-			 (unsigned long long)row->splits,
-			 (unsigned long long)row->partial,
-			 (unsigned long long)row->zeroed,
-			 row->alloc_calls ?
+		used += snprintf(buf + used, len - used, " %7llu",
+				 (unsigned long long)row->fallbacks);
+	if (used < len)
+		used += count_cell(buf + used, len - used, 6, row->splits,
+				   signals & SHMEM_SIG_SPLITS);
+	if (used < len)
+		used += count_cell(buf + used, len - used, 7, row->partial,
+				   signals & SHMEM_SIG_BLOCKS);
+	if (used < len)
+		used += count_cell(buf + used, len - used, 10, row->zeroed,
+				   signals & SHMEM_SIG_ZERO);
+	if (used < len)
+		snprintf(buf + used, len - used, " %9.1f", row->alloc_calls ?
 			 row->alloc_ns / 1e3 / row->alloc_calls : 0.0);
 }
 
@@ -210,11 +227,16 @@ static void format_summary(char *buf, size_t len, const struct shmem_snapshot *d
 			splits += d->totals.splits[o][r].done;
 	}
 	if (used < len)
-		snprintf(buf + used, len - used,
-			 " | fallbacks %llu | splits %llu | partial %llu",
-			 (unsigned long long)fallbacks,
-			 (unsigned long long)splits,
-			 (unsigned long long)d->totals.blocks.became_partial);
+		used += snprintf(buf + used, len - used, " | fallbacks %llu | splits",
+				 (unsigned long long)fallbacks);
+	if (used < len)
+		used += count_cell(buf + used, len - used, 0, splits,
+				   d->info.signals & SHMEM_SIG_SPLITS);
+	if (used < len)
+		used += snprintf(buf + used, len - used, " | partial");
+	if (used < len)
+		count_cell(buf + used, len - used, 0, d->totals.blocks.became_partial,
+			   d->info.signals & SHMEM_SIG_BLOCKS);
 }
 
 /* Rows the LRU maps dropped this interval, or "" */
@@ -249,7 +271,8 @@ static void print_text(const struct shmem_snapshot *d)
 	for (size_t i = 0; i < d->nr_rows[env.view] && shown < env.max_rows; i++) {
 		if (!shmem_row_active(&d->rows[env.view][i].row))
 			continue;
-		format_row(line, sizeof(line), &d->rows[env.view][i]);
+		format_row(line, sizeof(line), &d->rows[env.view][i],
+			   d->info.signals);
 		printf("%s\n", line);
 		shown++;
 	}
@@ -312,7 +335,8 @@ static void draw(const struct shmem_snapshot *d, const char *missing)
 	for (size_t i = 0; i < d->nr_rows[env.view] && rows > 0; i++) {
 		if (!shmem_row_active(&d->rows[env.view][i].row))
 			continue;
-		format_row(line, sizeof(line), &d->rows[env.view][i]);
+		format_row(line, sizeof(line), &d->rows[env.view][i],
+			   d->info.signals);
 		draw_line(y++, line);
 		rows--;
 	}
@@ -419,6 +443,10 @@ int main(int argc, char **argv)
 			}
 		}
 		shmem_snapshot_free(&delta);
+		if (shmem_source_check(&src, PROG)) {
+			err = 1;
+			break;
+		}
 		if (shmem_snapshot_read(src.maps, SHMEM_MTHP_DIR, &now)) {
 			fprintf(stderr, PROG ": cannot read the maps\n");
 			err = 1;

@@ -4,9 +4,12 @@
  * counters, snapshot subtraction and sorting, JSON and histogram output.
  * Snapshots are built by hand; no BPF and no privileges needed.
  */
+#define _GNU_SOURCE
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -609,26 +612,68 @@ static void test_split_command(void)
 /*
  * Issue 23's suspicion: a Ctrl-C landing between shmem_wait()'s check of
  * shmem_exiting and its ppoll() was missed until the timeout (a day for
- * shmemhist).  It is real: SIGINT was not blocked outside ppoll().  Now
- * only ppoll() takes SIGINT and SIGTERM, so one sent before it waits
- * there and ends the wait at once.
+ * shmemhist).  shmem_wait() blocks SIGINT and SIGTERM from its check to
+ * ppoll(), which takes them: one already pending when it starts checking
+ * (as one landing in that window is) ends a wait of a day at once.
  */
 static void test_signal_in_wait(void)
 {
-	sigset_t blocked;
+	sigset_t quit, after;
 	double start;
 	int status;
 
 	shmem_handle_signals();
-	sigprocmask(SIG_BLOCK, NULL, &blocked);
-	check(sigismember(&blocked, SIGINT) && sigismember(&blocked, SIGTERM),
-	      "SIGINT and SIGTERM wait for ppoll() (blocked outside it)");
+	sigemptyset(&quit);
+	sigaddset(&quit, SIGINT);
+	sigprocmask(SIG_BLOCK, &quit, NULL);
 	kill(getpid(), SIGINT);
-	check(!shmem_exiting, "a SIGINT before the wait is not lost: it is pending");
+	check(!shmem_exiting, "a SIGINT before the wait's check is pending");
 	start = shmem_now();
 	shmem_wait(86400, 0, -1, &status);
 	check(shmem_exiting && shmem_now() - start < 5,
 	      "and ends a wait of a day at once (%.3f s)", shmem_now() - start);
+	sigprocmask(SIG_BLOCK, NULL, &after);
+	check(sigismember(&after, SIGINT),
+	      "the wait leaves the caller's signal mask as it was");
+	sigprocmask(SIG_UNBLOCK, &quit, NULL);
+	shmem_exiting = 0;
+}
+
+/*
+ * The reviewer's defect: with SIGTERM blocked outside ppoll(), shmemtop
+ * blocked writing to a reader that stopped reading never saw it.  Outside
+ * the wait a SIGTERM interrupts the write (no SA_RESTART).  A timer sends
+ * it while write() blocks on a full pipe; alarm() ends the test if the
+ * write is not interrupted.
+ */
+static void test_signal_interrupts_write(void)
+{
+	struct sigevent ev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGTERM };
+	struct itimerspec soon = { .it_value.tv_nsec = 100000000 };
+	char block[4096] = "";
+	int pipefd[2];
+	timer_t timer;
+	ssize_t n;
+
+	shmem_handle_signals();
+	if (pipe2(pipefd, O_NONBLOCK) || timer_create(CLOCK_MONOTONIC, &ev, &timer)) {
+		check(0, "pipe and timer: %s", strerror(errno));
+		return;
+	}
+	while (write(pipefd[1], block, sizeof(block)) > 0)
+		;
+	fcntl(pipefd[1], F_SETFL, 0);
+	alarm(10);
+	timer_settime(timer, 0, &soon, NULL);
+	n = write(pipefd[1], block, sizeof(block));
+	alarm(0);
+	check(n < 0 && errno == EINTR && shmem_exiting,
+	      "a SIGTERM interrupts a write blocked on a full pipe (%zd, %s)",
+	      n, strerror(errno));
+	timer_delete(timer);
+	close(pipefd[0]);
+	close(pipefd[1]);
+	shmem_exiting = 0;
 }
 
 int main(void)
@@ -648,6 +693,7 @@ int main(void)
 	test_metrics();
 	test_split_command();
 	test_signal_in_wait();
+	test_signal_interrupts_write();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

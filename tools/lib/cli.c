@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -210,9 +211,19 @@ static void on_child(int sig)
 }
 
 /*
- * The signals stay blocked except inside shmem_wait()'s ppoll(): one that
- * comes after its check of shmem_exiting waits there instead of being
- * handled before ppoll() sleeps through it.
+ * A SIGINT or SIGTERM interrupts a write to stdout that a reader no longer
+ * reading blocks (no SA_RESTART); the stream is then in error, and what it
+ * still holds is dropped at exit rather than flushed into the same block.
+ */
+static void drop_unwritten_output(void)
+{
+	if (ferror(stdout))
+		__fpurge(stdout);
+}
+
+/*
+ * SIGCHLD stays blocked except inside shmem_wait()'s ppoll(): it only
+ * wakes the wait, and elsewhere would interrupt our writes.
  */
 void shmem_handle_signals(void)
 {
@@ -225,9 +236,8 @@ void shmem_handle_signals(void)
 	sigaction(SIGCHLD, &sa, NULL);
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
 	sigprocmask(SIG_BLOCK, &set, NULL);
+	atexit(drop_unwritten_output);
 }
 
 pid_t shmem_command_start(char **cmd, const char *prog)
@@ -289,9 +299,18 @@ int shmem_wait(double secs, pid_t child, int fd, int *status)
 {
 	struct timespec end, now, left;
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	sigset_t none;
+	sigset_t none, quit, outside;
+	int exited = 0;
 
 	sigemptyset(&none);
+	/*
+	 * From the check of shmem_exiting to ppoll(), SIGINT and SIGTERM
+	 * stay pending for ppoll() to take, not handled before it sleeps.
+	 */
+	sigemptyset(&quit);
+	sigaddset(&quit, SIGINT);
+	sigaddset(&quit, SIGTERM);
+	sigprocmask(SIG_BLOCK, &quit, &outside);
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	end.tv_sec += (time_t)secs;
 	end.tv_nsec += (long)((secs - (time_t)secs) * 1e9);
@@ -300,8 +319,10 @@ int shmem_wait(double secs, pid_t child, int fd, int *status)
 		end.tv_nsec -= 1000000000;
 	}
 	while (!shmem_exiting) {
-		if (child > 0 && waitpid(child, status, WNOHANG) == child)
-			return 1;
+		if (child > 0 && waitpid(child, status, WNOHANG) == child) {
+			exited = 1;
+			break;
+		}
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		left.tv_sec = end.tv_sec - now.tv_sec;
 		left.tv_nsec = end.tv_nsec - now.tv_nsec;
@@ -309,10 +330,9 @@ int shmem_wait(double secs, pid_t child, int fd, int *status)
 			left.tv_sec--;
 			left.tv_nsec += 1000000000;
 		}
-		if (left.tv_sec < 0)
-			return 0;
-		if (ppoll(&pfd, fd >= 0, &left, &none) > 0)
-			return 0;
+		if (left.tv_sec < 0 || ppoll(&pfd, fd >= 0, &left, &none) > 0)
+			break;
 	}
-	return 0;
+	sigprocmask(SIG_SETMASK, &outside, NULL);
+	return exited;
 }

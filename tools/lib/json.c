@@ -19,7 +19,7 @@ static json_object *orders_json(const __u64 *allocs)
 }
 
 static json_object *row_json(enum shmem_row_kind kind,
-			     const struct shmem_row_entry *e)
+			     const struct shmem_row_entry *e, __u32 signals)
 {
 	json_object *o = json_object_new_object();
 	char dev[24];
@@ -48,11 +48,16 @@ static json_object *row_json(enum shmem_row_kind kind,
 	json_object_object_add(o, "allocs", orders_json(e->row.allocs));
 	json_object_object_add(o, "fallbacks",
 			       json_object_new_uint64(e->row.fallbacks));
-	json_object_object_add(o, "splits", json_object_new_uint64(e->row.splits));
-	json_object_object_add(o, "partial",
-			       json_object_new_uint64(e->row.partial));
-	json_object_object_add(o, "zeroed_bytes",
-			       json_object_new_uint64(e->row.zeroed));
+	/* what this kernel cannot observe is left out, not reported as 0 */
+	if (signals & SHMEM_SIG_SPLITS)
+		json_object_object_add(o, "splits",
+				       json_object_new_uint64(e->row.splits));
+	if (signals & SHMEM_SIG_BLOCKS)
+		json_object_object_add(o, "partial",
+				       json_object_new_uint64(e->row.partial));
+	if (signals & SHMEM_SIG_ZERO)
+		json_object_object_add(o, "zeroed_bytes",
+				       json_object_new_uint64(e->row.zeroed));
 	json_object_object_add(o, "alloc_avg_ns",
 			       json_object_new_uint64(shmem_row_latency(&e->row)));
 	return o;
@@ -145,7 +150,8 @@ json_object *shmem_snapshot_json(const struct shmem_snapshot *s, double secs,
 		for (size_t i = 0; i < s->nr_rows[k] && shown < max_rows; i++) {
 			if (!shmem_row_active(&s->rows[k][i].row))
 				continue;
-			json_object_array_add(rows, row_json(k, &s->rows[k][i]));
+			json_object_array_add(rows, row_json(k, &s->rows[k][i],
+							     s->info.signals));
 			shown++;
 		}
 		json_object_object_add(root, shmem_row_kind_name(k), rows);
@@ -201,22 +207,29 @@ json_object *shmem_snapshot_json(const struct shmem_snapshot *s, double secs,
 	json_object_object_add(root, "fallbacks", fallbacks);
 	json_object_object_add(root, "splits", splits);
 
-	json_object_object_add(blocks, "uptodate_events",
-			       json_object_new_uint64(s->totals.blocks.uptodate_events));
-	json_object_object_add(blocks, "uptodate_blocks",
-			       json_object_new_uint64(s->totals.blocks.uptodate_blocks));
-	json_object_object_add(blocks, "clear_events",
-			       json_object_new_uint64(s->totals.blocks.clear_events));
-	json_object_object_add(blocks, "clear_blocks",
-			       json_object_new_uint64(s->totals.blocks.clear_blocks));
-	json_object_object_add(blocks, "became_partial",
-			       json_object_new_uint64(s->totals.blocks.became_partial));
-	json_object_object_add(blocks, "became_full",
-			       json_object_new_uint64(s->totals.blocks.became_full));
-	for (unsigned int z = 0; z < SHMEM_STAT_NR_ZEROS; z++)
-		json_object_object_add(zeroed, shmem_zero_name(z),
-				       json_object_new_uint64(s->totals.blocks.zeroed[z]));
-	json_object_object_add(blocks, "zeroed_bytes", zeroed);
+	/* what this kernel cannot observe is left out, not reported as 0 */
+	if (s->info.signals & SHMEM_SIG_BLOCKS) {
+		json_object_object_add(blocks, "uptodate_events",
+				       json_object_new_uint64(s->totals.blocks.uptodate_events));
+		json_object_object_add(blocks, "uptodate_blocks",
+				       json_object_new_uint64(s->totals.blocks.uptodate_blocks));
+		json_object_object_add(blocks, "clear_events",
+				       json_object_new_uint64(s->totals.blocks.clear_events));
+		json_object_object_add(blocks, "clear_blocks",
+				       json_object_new_uint64(s->totals.blocks.clear_blocks));
+		json_object_object_add(blocks, "became_partial",
+				       json_object_new_uint64(s->totals.blocks.became_partial));
+		json_object_object_add(blocks, "became_full",
+				       json_object_new_uint64(s->totals.blocks.became_full));
+	}
+	if (s->info.signals & SHMEM_SIG_ZERO) {
+		for (unsigned int z = 0; z < SHMEM_STAT_NR_ZEROS; z++)
+			json_object_object_add(zeroed, shmem_zero_name(z),
+					       json_object_new_uint64(s->totals.blocks.zeroed[z]));
+		json_object_object_add(blocks, "zeroed_bytes", zeroed);
+	} else {
+		json_object_put(zeroed);
+	}
 	json_object_object_add(root, "blocks", blocks);
 
 	for (unsigned int h = 0; h < SHMEM_NR_HISTS; h++)

@@ -238,21 +238,21 @@ int shmem_maps_from_object(struct bpf_object *obj, struct shmem_maps *maps)
 	return 0;
 }
 
-int shmem_maps_pin(struct bpf_object *obj, const char *dir)
+int shmem_maps_pin(struct bpf_object *obj, const char *dir, char *path,
+		   size_t len)
 {
 	struct bpf_program *prog;
-	char path[PATH_MAX];
 
 	for (int i = 0; i < SHMEM_NR_MAPS; i++) {
 		struct bpf_map *map = bpf_object__find_map_by_name(obj,
 						shmem_map_descs[i].name);
 
-		snprintf(path, sizeof(path), "%s/%s", dir, shmem_map_descs[i].name);
+		snprintf(path, len, "%s/%s", dir, shmem_map_descs[i].name);
 		if (!map || bpf_map__pin(map, path))
 			return -1;
 	}
 	/* readers flush the per-CPU row caches with it */
-	snprintf(path, sizeof(path), "%s/" SHMEM_DRAIN_PIN, dir);
+	snprintf(path, len, "%s/" SHMEM_DRAIN_PIN, dir);
 	prog = bpf_object__find_program_by_name(obj, "drain");
 	if (!prog || bpf_program__pin(prog, path))
 		return -1;

@@ -164,12 +164,16 @@ static void print_blocks(FILE *out, const struct shmem_snapshot *s)
 		  offsetof(struct shmem_blocks, became_full) },
 	};
 
-	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
+	/* a signal this kernel cannot observe has no series, not zeros */
+	for (size_t i = 0; s->info.signals & SHMEM_SIG_BLOCKS &&
+			   i < sizeof(counters) / sizeof(counters[0]); i++) {
 		header(out, counters[i].name, "counter", counters[i].help);
 		fprintf(out, "%s %llu\n", counters[i].name, (unsigned long long)
 			*(const __u64 *)((const char *)&s->totals.blocks +
 					 counters[i].offset));
 	}
+	if (!(s->info.signals & SHMEM_SIG_ZERO))
+		return;
 	header(out, "shmem_zeroed_bytes_total", "counter",
 	       "Bytes shmem zeroed in large folios, by reason.");
 	for (unsigned int z = 0; z < SHMEM_STAT_NR_ZEROS; z++)

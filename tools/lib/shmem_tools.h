@@ -49,8 +49,9 @@ struct shmem_maps;
 
 /* The fds of a loaded object's maps */
 int shmem_maps_from_object(struct bpf_object *obj, struct shmem_maps *maps);
-/* Pin the list's maps of @obj under @dir */
-int shmem_maps_pin(struct bpf_object *obj, const char *dir);
+/* Pin the list's maps of @obj under @dir; @path: the one that failed */
+int shmem_maps_pin(struct bpf_object *obj, const char *dir, char *path,
+		   size_t len);
 /*
  * Is @name under @dir one of the list's maps (of its shape), or the drain
  * program of the maps there, as shmem_maps_pin() pins them?
@@ -295,6 +296,8 @@ struct shmem_source {
 	struct shmem_maps pinned;
 	struct shmem_maps *maps;
 	bool live;
+	/* pinned: an inotify watch on the pins' directory, set up as root */
+	int pin_watch;
 };
 
 int shmem_source_open(struct shmem_source *src, const char *pinned_dir,
@@ -309,6 +312,11 @@ int shmem_source_open(struct shmem_source *src, const char *pinned_dir,
  */
 int shmem_source_begin(struct shmem_source *src, struct shmem_snapshot *base,
 		       bool mthp_since_boot, bool quiet, const char *prog);
+/*
+ * Pinned maps: fail in one line once the pins under --pinned are not the
+ * maps we read (shmemtrace stop/start): their counts have ended.
+ */
+int shmem_source_check(const struct shmem_source *src, const char *prog);
 void shmem_source_close(struct shmem_source *src);
 
 /*

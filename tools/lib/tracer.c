@@ -12,7 +12,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <time.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <linux/magic.h>
@@ -386,14 +388,22 @@ int shmem_tracer_pin(struct shmem_tracer *t, const char *dir, const char *prog)
 	const struct bpf_object_skeleton *s = t->skel->skeleton;
 	char path[PATH_MAX];
 
+	struct statfs fs;
+
 	if (mkdir(dir, 0700)) {
 		fprintf(stderr, "%s: cannot pin under %s: %s%s\n", prog, dir,
 			strerror(errno), errno == EEXIST ?
 			" (stop the tracing pinned there first)" : "");
 		return -1;
 	}
-	snprintf(path, sizeof(path), "%s/", dir);
-	if (shmem_maps_pin(t->skel->obj, dir))
+	/* the kernel's EINVAL for a pin outside bpffs names no cause */
+	if (statfs(dir, &fs) || fs.f_type != BPF_FS_MAGIC) {
+		fprintf(stderr, "%s: cannot pin under %s: not on a bpffs mount\n",
+			prog, dir);
+		rmdir(dir);
+		return -1;
+	}
+	if (shmem_maps_pin(t->skel->obj, dir, path, sizeof(path)))
 		goto fail;
 	for (int i = 0; i < s->prog_cnt; i++) {
 		struct bpf_link *link = *s->progs[i].link;
@@ -500,10 +510,24 @@ int shmem_source_open(struct shmem_source *src, const char *pinned_dir,
 		      const struct shmem_tracer_opts *opts, const char *prog)
 {
 	memset(src, 0, sizeof(*src));
+	src->pin_watch = -1;
 	if (pinned_dir) {
 		if (shmem_maps_open_pinned(pinned_dir, &src->pinned, prog))
 			return -1;
 		src->maps = &src->pinned;
+		/*
+		 * shmemtrace stop unlinks the pins, start makes new ones; the
+		 * watch sees both after we drop the right to look in there
+		 */
+		src->pin_watch = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+		if (src->pin_watch < 0 ||
+		    inotify_add_watch(src->pin_watch, pinned_dir, IN_CREATE |
+				      IN_DELETE | IN_MOVE | IN_DELETE_SELF) < 0) {
+			fprintf(stderr, "%s: cannot watch %s: %s\n", prog,
+				pinned_dir, strerror(errno));
+			shmem_source_close(src);
+			return -1;
+		}
 		return 0;
 	}
 	if (shmem_tracer_start(&src->tracer, opts, prog))
@@ -556,10 +580,23 @@ int shmem_source_begin(struct shmem_source *src, struct shmem_snapshot *base,
 	return 0;
 }
 
+int shmem_source_check(const struct shmem_source *src, const char *prog)
+{
+	struct pollfd pfd = { .fd = src->pin_watch, .events = POLLIN };
+
+	if (src->pin_watch < 0 || poll(&pfd, 1, 0) <= 0)
+		return 0;
+	fprintf(stderr, "%s: the maps pinned under %s were removed or replaced (shmemtrace stop): their counts ended; run again to read new ones\n",
+		prog, shmem_args.pinned);
+	return -1;
+}
+
 void shmem_source_close(struct shmem_source *src)
 {
 	if (src->live)
 		shmem_tracer_stop(&src->tracer);
 	else
 		shmem_maps_close(&src->pinned);
+	if (src->pin_watch >= 0)
+		close(src->pin_watch);
 }
