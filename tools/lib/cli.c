@@ -155,7 +155,8 @@ int shmem_parse_args(const struct argp *argp, int argc, char **argv)
 			  NULL, NULL) ? -1 : 0;
 }
 
-int shmem_parse_interval(const char *s, double *out)
+/* Seconds between reports: 0.01 to 86400 */
+static int parse_interval(const char *s, double *out)
 {
 	char *end;
 	double v = strtod(s, &end);
@@ -172,7 +173,7 @@ int shmem_parse_interval_count(int key, char *arg, struct argp_state *state,
 	if (key == ARGP_KEY_ARG)
 		key = state->arg_num == 0 ? 'i' : state->arg_num == 1 ? 'n' : 0;
 	if (key == 'i') {
-		if (shmem_parse_interval(arg, interval))
+		if (parse_interval(arg, interval))
 			return shmem_arg_error(state, "invalid interval: %s", arg);
 		return 0;
 	}

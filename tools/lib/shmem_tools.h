@@ -337,8 +337,6 @@ extern const struct argp shmem_version_argp;
 /* Command line (cli.c): errors are one line naming the problem. */
 int shmem_arg_error(struct argp_state *state, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-/* Seconds between reports: 0.01 to 86400 */
-int shmem_parse_interval(const char *s, double *out);
 /*
  * -i SECONDS, -n COUNT and the positional INTERVAL [COUNT] (@key is 'i',
  * 'n' or ARGP_KEY_ARG), alike in every tool; one-line errors.

@@ -387,7 +387,6 @@ int shmem_tracer_pin(struct shmem_tracer *t, const char *dir, const char *prog)
 {
 	const struct bpf_object_skeleton *s = t->skel->skeleton;
 	char path[PATH_MAX];
-
 	struct statfs fs;
 
 	if (mkdir(dir, 0700)) {
