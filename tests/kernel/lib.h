@@ -42,6 +42,32 @@ bool run_in_memcg(const char *max, void (*fn)(void *), void *arg, long *swapped)
 void memcg_reclaim_all(void);
 char *mmap_pmd(int fd, char **area);
 
+/* The shmem trace events of one file, from tracefs (trace.c) */
+#define TRACING "/sys/kernel/tracing"
+#define MAX_FIELDS 12
+
+struct event {
+	char name[32];
+	int nr;
+	char key[MAX_FIELDS][16];
+	char val[MAX_FIELDS][32];
+};
+
+struct trace {
+	struct event *ev;
+	int nr;
+};
+
+void trace_start(void);
+struct trace trace_stop(unsigned long ino);
+unsigned long ino_of(int fd);
+const char *field(const struct event *e, const char *key);
+long num(const struct event *e, const char *key);
+bool is(const struct event *e, const char *key, const char *value);
+int pick(const struct trace *t, const char *name, const struct event **out, int max);
+int events(const struct trace *t, const char *name);
+int count(const struct trace *t, const char *name, const char *key, const char *value);
+
 /* The test groups */
 void folio_tests(const char *large, const char *plain, const char *huge,
 		 unsigned int seed, long ops);
@@ -52,5 +78,6 @@ void regress_tests(const char *large, const char *plain, const char *huge,
 void review_tests(const char *huge);
 void review3_tests(const char *large, const char *plain, const char *huge);
 void mount_option_tests(const char *large);
+void ramp_tests(const char *large, const char *plain);
 
 #endif

@@ -27,6 +27,7 @@ int main(int argc, char **argv)
 	regress_tests(large, plain, huge, hugelarge);
 	review_tests(huge);
 	review3_tests(large, plain, huge);
+	ramp_tests(large, plain);
 	mount_option_tests(large);
 	test_kernel_log();
 

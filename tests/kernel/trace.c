@@ -21,22 +21,7 @@
 
 #include "lib.h"
 
-#define TRACING "/sys/kernel/tracing"
-#define MAX_FIELDS 12
-
-struct event {
-	char name[32];
-	int nr;
-	char key[MAX_FIELDS][16];
-	char val[MAX_FIELDS][32];
-};
-
-struct trace {
-	struct event *ev;
-	int nr;
-};
-
-static void trace_start(void)
+void trace_start(void)
 {
 	sysfs_write(TRACING "/tracing_on", "0");
 	sysfs_write(TRACING "/buffer_size_kb", "8192");
@@ -46,7 +31,7 @@ static void trace_start(void)
 	sysfs_write(TRACING "/tracing_on", "1");
 }
 
-static unsigned long ino_of(int fd)
+unsigned long ino_of(int fd)
 {
 	struct stat st;
 
@@ -55,7 +40,7 @@ static unsigned long ino_of(int fd)
 	return st.st_ino;
 }
 
-static const char *field(const struct event *e, const char *key)
+const char *field(const struct event *e, const char *key)
 {
 	for (int i = 0; i < e->nr; i++)
 		if (!strcmp(e->key[i], key))
@@ -63,14 +48,14 @@ static const char *field(const struct event *e, const char *key)
 	return NULL;
 }
 
-static long num(const struct event *e, const char *key)
+long num(const struct event *e, const char *key)
 {
 	const char *v = field(e, key);
 
 	return v ? strtol(v, NULL, 0) : -999;
 }
 
-static bool is(const struct event *e, const char *key, const char *value)
+bool is(const struct event *e, const char *key, const char *value)
 {
 	const char *v = field(e, key);
 
@@ -97,7 +82,7 @@ static void parse_event(const char *text, struct event *e)
 }
 
 /* Stop tracing and collect the shmem events of inode ino. */
-static struct trace trace_stop(unsigned long ino)
+struct trace trace_stop(unsigned long ino)
 {
 	struct trace t = { NULL, 0 };
 	char line[512], want[32];
@@ -122,7 +107,7 @@ static struct trace trace_stop(unsigned long ino)
 }
 
 /* The events of t called name, in order; returns how many. */
-static int pick(const struct trace *t, const char *name, const struct event **out, int max)
+int pick(const struct trace *t, const char *name, const struct event **out, int max)
 {
 	int n = 0;
 
@@ -133,7 +118,7 @@ static int pick(const struct trace *t, const char *name, const struct event **ou
 }
 
 /* How many events of t are called name. */
-static int events(const struct trace *t, const char *name)
+int events(const struct trace *t, const char *name)
 {
 	int n = 0;
 
@@ -143,7 +128,7 @@ static int events(const struct trace *t, const char *name)
 }
 
 /* How many events of t called name have key set to value. */
-static int count(const struct trace *t, const char *name, const char *key, const char *value)
+int count(const struct trace *t, const char *name, const char *key, const char *value)
 {
 	int n = 0;
 
