@@ -355,6 +355,10 @@ static void gen_range(uint64_t *s, long extent, long size, long *off, long *len)
 	} else if (kind < 65) {
 		l = PAGE << (splitmix(s) % 10);
 		o = l * (splitmix(s) % (extent / l + 1));
+	} else if (kind < 72) {
+		/* appends: runs of them ramp folio sizes up on large_folios */
+		l = 1 + splitmix(s) % (16 * KB);
+		o = size;
 	} else if (kind < 80) {
 		l = 1 + splitmix(s) % (64 * KB);
 		o = size + (long)(splitmix(s) % (16 * KB)) - 8 * KB;
@@ -501,6 +505,7 @@ struct model {
 	unsigned char *datap, *alloc, *may, *pinned, *exposed, *whole, *clean;
 	bool swapped;		/* pages may have gone to swap and back */
 	bool pipe_cut;		/* punched or truncated while a pipe held a large folio */
+	long append_start, append_end;	/* the run of appends, as the kernel keeps it */
 };
 
 struct held_pipe {
@@ -547,6 +552,7 @@ static void model_init(const struct env *e)
 	M.whole = xcalloc(pages / (PMD / PAGE) + 1);
 	M.swapped = e->memcg_max != 0;
 	M.pipe_cut = false;
+	M.append_start = M.append_end = 0;
 	H.snap = xcalloc(MAX_PIPE);
 	H.dirty = xcalloc(MAX_PIPE);
 }
@@ -605,10 +611,57 @@ static void model_extend(long s, long e)
 	M.size = e;
 }
 
+/*
+ * The append ramp of large_folios mounts: a write() that continues the
+ * file's run of appends (it starts at EOF, where the last write that
+ * extended the file ended) may get a folio up to an eighth of the run,
+ * aligned, reaching past its own end.  Each step of the write (at its
+ * start, and at any page boundary at or past the old EOF once it extends
+ * the file) may be such an allocation.  The run's start is exact when the
+ * write starts at or past EOF, a lower bound otherwise, so the pages it
+ * may allocate are an upper bound; a truncation ends the run.
+ */
+static int ramp_order(long index, long run)
+{
+	long eighth = run / PAGE / 8;
+	int order = 0;
+
+	while (order < 9 && (2L << order) <= eighth)
+		order++;
+	while (order && (index & ((1L << order) - 1)))
+		order--;
+	return order;
+}
+
+static void model_append(long off, long end)
+{
+	bool ramp = !stock && env_large_folios(M.env) &&
+		    strcmp(enabled_values[M.env->enabled], "deny");
+	long start = off <= M.size && M.append_end == M.size && M.append_start < off ?
+		     M.append_start : off;
+
+	if (end <= M.size)
+		return;
+	for (long p = off > M.size ? off : M.size; ramp && p < end;
+	     p = (p + PAGE) & ~(PAGE - 1)) {
+		if (p != off && p & (PAGE - 1))
+			continue;
+		if (p == off && (off != M.size || M.append_end != M.size))
+			continue;
+		for (long q = first_page(p); q < first_page(p) + (1L << ramp_order(first_page(p), p - start)) &&
+		     q < M.pages; q++)
+			M.may[q] = 1;
+	}
+	M.append_start = start;
+	M.append_end = end;
+}
+
 static void model_write(long off, long n, const unsigned char *buf, bool fault)
 {
 	if (n <= 0)
 		return;
+	if (!fault)
+		model_append(off, off + n);
 	if (off > M.size)
 		model_extend(M.size, off);
 	memcpy(M.data + off, buf, n);
@@ -663,6 +716,8 @@ static void model_punch(long a, long b)
  */
 static void model_truncate(long t)
 {
+	if (t != M.size)
+		M.append_end = -1;
 	if (t <= M.size)
 		M.pipe_cut |= H.active;
 	if (t > M.size) {
