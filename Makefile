@@ -10,7 +10,7 @@ CC ?= gcc
 CFLAGS ?= -O2 -g -Wall -Wextra
 VM := tools/vm/run
 
-.PHONY: install all help deps kernel kernel-stock kernel-notrace kernel-debug bench kernel-deb kernel-deb-config test-install tools vmlinux-h dashboard-pictures tests test test-long test-debug run shell check-series clean
+.PHONY: install all help deps kernel kernel-stock kernel-notrace kernel-noramp kernel-debug bench kernel-deb kernel-deb-config test-install tools vmlinux-h dashboard-pictures tests test test-long test-debug run shell check-series clean
 
 all: kernel tests
 
@@ -19,6 +19,7 @@ help:
 	@echo "make kernel      build the patched kernel (cached under ~/.cache/shmem-folios)"
 	@echo "make kernel-stock  the same pinned source without the series"
 	@echo "make kernel-notrace  the series without its tracepoint patches"
+	@echo "make kernel-noramp  the series without the append ramp (patch 13) and after"
 	@echo "make kernel-debug  the series with KASAN, lockdep and DEBUG_VM"
 	@echo "make bench       benchmarks (under emulation), reports in docs/"
 	@echo "make dashboard-pictures  the README's pictures of the dashboard panels and live page"
@@ -51,6 +52,10 @@ kernel-notrace: deps
 	@mkdir -p $(BUILD)
 	@dir=$$(scripts/build-kernel notrace) && ln -sfn "$$dir" $(BUILD)/kernel-notrace
 
+kernel-noramp: deps
+	@mkdir -p $(BUILD)
+	@dir=$$(scripts/build-kernel noramp) && ln -sfn "$$dir" $(BUILD)/kernel-noramp
+
 kernel-debug: deps
 	@mkdir -p $(BUILD)
 	@dir=$$(scripts/build-kernel debug) && ln -sfn "$$dir" $(BUILD)/kernel-debug
@@ -67,10 +72,11 @@ $(BIN)/shmem_seek: tools/bench/shmem_seek.c | $(BIN)
 $(BIN)/copy_cost: tools/bench/copy_cost.c | $(BIN)
 	$(CC) $(CFLAGS) -o $@ $<
 
-bench: kernel kernel-notrace kernel-stock $(BIN)/shmem_loop $(BIN)/shmem_pft $(BIN)/shmem_seek $(BIN)/copy_cost tools
+bench: kernel kernel-notrace kernel-noramp kernel-stock $(BIN)/shmem_loop $(BIN)/shmem_pft $(BIN)/shmem_seek $(BIN)/copy_cost tools
 	tools/bench/tracepoints
 	tools/bench/seek
 	tools/bench/tracing
+	tools/bench/ramp
 	tools/bench/suite
 
 # Debian packages for real machines, from Debian's config of the same kernel
