@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -351,6 +352,39 @@ static void test_truncate_ends_run(const char *large)
 	close(fd);
 }
 
+/*
+ * What a punch or truncation frees is what it frees on a default mount:
+ * punched, the files differ by the ramp's pages past EOF alone; truncated,
+ * by nothing.
+ */
+static void test_punch_truncate_blocks(const char *large, const char *plain)
+{
+	const char *dirs[2] = { plain, large };
+	long full[2], punched[2], cut[2];
+
+	for (int k = 0; k < 2; k++) {
+		int fd = open_new(dirs[k], "r-blocks");
+
+		append_pages(fd, 0, 75, 22);
+		full[k] = blocks_of(fd);
+		if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 64 * KB, 128 * KB))
+			die("punch");
+		punched[k] = blocks_of(fd);
+		if (ftruncate(fd, 50 * KB))
+			die("ftruncate");
+		cut[k] = blocks_of(fd);
+		close(fd);
+	}
+	/* 75 pages: the ramp's 8-page folio at page 72 reaches 5 pages past EOF */
+	check(full[0] == 75 * 8 && full[1] == 80 * 8,
+	      "75 pages appended: st_blocks %ld on a default mount, %ld on large_folios",
+	      full[0], full[1]);
+	check(punched[0] == full[0] - 32 * 8 && punched[1] == full[1] - 32 * 8,
+	      "a 128K hole punched frees 32 pages on both (%ld, %ld)", punched[0], punched[1]);
+	check(cut[0] == 13 * 8 && cut[1] == cut[0],
+	      "truncated to 50K: 13 pages on both, nothing past EOF (%ld, %ld)", cut[0], cut[1]);
+}
+
 /* No ramp without large_folios, nor with shmem_enabled=deny */
 static void test_no_ramp(const char *large, const char *plain)
 {
@@ -579,6 +613,7 @@ void ramp_tests(const char *large, const char *plain)
 	test_o_append(large);
 	test_write_family(large);
 	test_truncate_ends_run(large);
+	test_punch_truncate_blocks(large, plain);
 	test_no_ramp(large, plain);
 	test_memcg_refuses(large);
 	test_memory_bounds(large, plain);
