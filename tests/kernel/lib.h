@@ -58,6 +58,7 @@ struct trace {
 	int nr;
 };
 
+bool trace_available(void);
 void trace_start(void);
 struct trace trace_stop(unsigned long ino);
 unsigned long ino_of(int fd);

@@ -65,6 +65,19 @@ static int written_folios(const struct trace *t, long from, long to,
 	return n;
 }
 
+/* How many of the n folios write() added to pages [from, to) are base pages, none the ramp's */
+static int base_pages(const struct trace *t, long from, long to, int *n)
+{
+	struct folio_rec *rec = calloc(to - from, sizeof(*rec));
+	int base = 0;
+
+	*n = written_folios(t, from, to, rec, to - from);
+	for (int i = 0; i < *n; i++)
+		base += rec[i].order == 0 && !rec[i].ramp;
+	free(rec);
+	return base;
+}
+
 /*
  * Do 4K appends to pages [from, to), in a run that began at page start,
  * get the folios the rule gives, every one larger than a page marked as
@@ -183,9 +196,8 @@ static void test_hole_and_rewrite(const char *large)
 static void test_two_files_two_streams(const char *large)
 {
 	int a = open_new(large, "r-file-a"), b = open_new(large, "r-file-b");
-	struct folio_rec rec[64];
 	struct trace ta, tb;
-	int n, small = 0;
+	int n, small;
 
 	trace_start();
 	for (long p = 0; p < 128; p++) {
@@ -210,9 +222,7 @@ static void test_two_files_two_streams(const char *large)
 	}
 	ta = trace_stop(ino_of(a));
 	check_run(&ta, 0, 64, 0, "one file, two streams: the first alone");
-	n = written_folios(&ta, 64, 128, rec, 64);
-	for (int i = 0; i < n; i++)
-		small += rec[i].order == 0 && !rec[i].ramp;
+	small = base_pages(&ta, 64, 128, &n);
 	check(n == 64 && small == 64,
 	      "once the second stream is at EOF, the first's writes get base pages (%d of %d)",
 	      small, n);
@@ -389,37 +399,26 @@ static void test_punch_truncate_blocks(const char *large, const char *plain)
 static void test_no_ramp(const char *large, const char *plain)
 {
 	char saved[64];
-	int fd = open_new(plain, "r-plain");
-	struct folio_rec rec[256];
-	struct trace t;
-	int n, small = 0;
+	const char *enabled = "/sys/kernel/mm/transparent_hugepage/shmem_enabled";
+	const char *what[2] = { "a default mount: 4K appends get base pages",
+				"shmem_enabled=deny: no ramp on large_folios" };
+	const char *dirs[2] = { plain, large };
 
-	trace_start();
-	append_pages(fd, 0, 256, 19);
-	t = trace_stop(ino_of(fd));
-	n = written_folios(&t, 0, 256, rec, 256);
-	for (int i = 0; i < n; i++)
-		small += rec[i].order == 0 && !rec[i].ramp;
-	check(n == 256 && small == 256, "a default mount: 4K appends get base pages (%d of %d)",
-	      small, n);
-	free(t.ev);
-	close(fd);
+	thp_setting(enabled, saved, sizeof(saved));
+	for (int k = 0; k < 2; k++) {
+		int fd = open_new(dirs[k], "r-no-ramp"), n, small;
+		struct trace t;
 
-	thp_setting("/sys/kernel/mm/transparent_hugepage/shmem_enabled", saved, sizeof(saved));
-	sysfs_write("/sys/kernel/mm/transparent_hugepage/shmem_enabled", "deny");
-	fd = open_new(large, "r-deny");
-	small = 0;
-	trace_start();
-	append_pages(fd, 0, 256, 20);
-	t = trace_stop(ino_of(fd));
-	sysfs_write("/sys/kernel/mm/transparent_hugepage/shmem_enabled", saved);
-	n = written_folios(&t, 0, 256, rec, 256);
-	for (int i = 0; i < n; i++)
-		small += rec[i].order == 0 && !rec[i].ramp;
-	check(n == 256 && small == 256, "shmem_enabled=deny: no ramp on large_folios (%d of %d)",
-	      small, n);
-	free(t.ev);
-	close(fd);
+		sysfs_write(enabled, k ? "deny" : saved);
+		trace_start();
+		append_pages(fd, 0, 256, 19);
+		t = trace_stop(ino_of(fd));
+		small = base_pages(&t, 0, 256, &n);
+		check(n == 256 && small == 256, "%s (%d of %d)", what[k], small, n);
+		free(t.ev);
+		close(fd);
+	}
+	sysfs_write(enabled, saved);
 }
 
 static int memcg_fd;
@@ -603,10 +602,8 @@ static void test_memory_bounds(const char *large, const char *plain)
 
 void ramp_tests(const char *large, const char *plain)
 {
-	if (access(TRACING "/events/shmem", F_OK)) {
-		check(false, "the kernel has the shmem trace events");
+	if (!trace_available())
 		return;
-	}
 	test_appends(large);
 	test_hole_and_rewrite(large);
 	test_two_files_two_streams(large);

@@ -662,13 +662,17 @@ static void test_kernel_path_events(void)
 	close(dev);
 }
 
+/* Does the kernel have the shmem events?  A check that fails if not */
+bool trace_available(void)
+{
+	return check(!access(TRACING "/events/shmem", F_OK), "the kernel has the shmem trace events");
+}
+
 void trace_tests(const char *large, const char *plain, const char *huge,
 		 const char *hugelarge)
 {
-	if (access(TRACING "/events/shmem", F_OK)) {
-		check(false, "the kernel has the shmem trace events");
+	if (!trace_available())
 		return;
-	}
 	test_fallocate_events(large);
 	test_write_events(large);
 	test_block_first(large);
