@@ -201,10 +201,17 @@ static __always_inline struct shmem_row *row_get(void *map, const void *key,
 	row = bpf_map_lookup_elem(map, key);
 	if (kind >= SHMEM_NR_ROW_KINDS)
 		return row;
-	/* atomic: the drain program may interrupt this on the same CPU */
+	/*
+	 * atomic: the drain program may interrupt this on the same CPU.
+	 * Readers count inserted minus present, plus failed, as dropped: a
+	 * row inserted here (err 0) that another CPU's insertion evicted
+	 * before the lookup is inserted and not present, so it is dropped
+	 * once that way; counting it failed too made it twice (review
+	 * suspicion (a)).  Failed is only an insertion that did not happen.
+	 */
 	if (!err)
 		__sync_fetch_and_add(&t->rows_created[kind], 1);
-	if (!row)
+	else if (!row)
 		__sync_fetch_and_add(&t->rows_failed[kind], 1);
 	*created = !err && row;
 	if (*created)
