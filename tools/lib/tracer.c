@@ -296,6 +296,24 @@ static bool wanted(struct shmem_bpf *skel, const struct btf *vmlinux, int i,
 	       !target_exists(vmlinux, bpf_object__find_program_by_name(obj, progs[i].instead_of));
 }
 
+/*
+ * The row maps are the kernel's common-LRU hashes: each CPU takes free
+ * rows from the shared list LOCAL_FREE_TARGET (128) at a time, and a CPU
+ * that finds fewer than that left there evicts rows to make up the
+ * difference, though other CPUs still hold up to 128 free ones each
+ * (kernel/bpf/bpf_lru_list.c).  So the first row is dropped only once
+ * more than max_entries - 128 * CPUs are in the map: this many rows more
+ * than asked for make -E N hold N rows before one is dropped.
+ * (BPF_F_NO_COMMON_LRU would split the rows between the CPUs instead: a
+ * process on one CPU would get N / CPUs.)
+ */
+static unsigned int lru_slack(void)
+{
+	int cpus = libbpf_num_possible_cpus();
+
+	return 128 * (cpus > 0 ? cpus : 1);
+}
+
 static const unsigned int default_entries[SHMEM_NR_ROW_KINDS] = {
 	SHMEM_DEFAULT_FILES, SHMEM_DEFAULT_PROCS, SHMEM_DEFAULT_CGROUPS,
 	SHMEM_DEFAULT_FSES,
@@ -350,7 +368,8 @@ static int configure(struct shmem_bpf *skel, const struct btf *vmlinux,
 	for (int k = 0; k < SHMEM_NR_ROW_KINDS; k++) {
 		struct bpf_map *map = bpf_object__find_map_by_name(skel->obj,
 			shmem_map_descs[SHMEM_ROW_MAP(k)].name);
-		unsigned int n = opts->entries ? opts->entries : default_entries[k];
+		unsigned int n = (opts->entries ? opts->entries : default_entries[k]) +
+				 lru_slack();
 
 		/* a map must have an entry; one nobody fills costs nothing */
 		if (bpf_map__set_max_entries(map, opts->rows & (1U << k) ? n : 1))
