@@ -267,7 +267,8 @@ static __always_inline void keys_get(struct inode *inode, struct row_keys *k)
 		struct task_struct *task = bpf_get_current_task_btf();
 
 		k->proc.tgid = task->tgid;
-		k->proc.start_ns = task->group_leader->start_time;
+		/* CLOCK_BOOTTIME: /proc/PID/stat's starttime, in ns */
+		k->proc.start_ns = task->group_leader->start_boottime;
 	}
 	if (ROWS_ON(SHMEM_ROWS_CGROUPS))
 		k->cgroup = bpf_get_current_cgroup_id();
