@@ -207,11 +207,12 @@ static __always_inline struct shmem_row *row_get(void *map, const void *key,
 	 * row inserted here (err 0) that another CPU's insertion evicted
 	 * before the lookup is inserted and not present, so it is dropped
 	 * once that way; counting it failed too made it twice (review
-	 * suspicion (a)).  Failed is only an insertion that did not happen.
+	 * suspicion (a)).  So is one another CPU inserted first (EEXIST) and
+	 * a third evicted.  Failed is only an insertion that found no room.
 	 */
 	if (!err)
 		__sync_fetch_and_add(&t->rows_created[kind], 1);
-	else if (!row)
+	else if (err != -17 /* EEXIST */ && !row)
 		__sync_fetch_and_add(&t->rows_failed[kind], 1);
 	*created = !err && row;
 	if (*created)
