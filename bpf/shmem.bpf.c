@@ -201,10 +201,18 @@ static __always_inline struct shmem_row *row_get(void *map, const void *key,
 	row = bpf_map_lookup_elem(map, key);
 	if (kind >= SHMEM_NR_ROW_KINDS)
 		return row;
-	/* atomic: the drain program may interrupt this on the same CPU */
+	/*
+	 * atomic: the drain program may interrupt this on the same CPU.
+	 * Readers count inserted minus present, plus failed, as dropped: a
+	 * row inserted here (err 0) that another CPU's insertion evicted
+	 * before the lookup is inserted and not present, so it is dropped
+	 * once that way; counting it failed too made it twice (review
+	 * suspicion (a)).  So is one another CPU inserted first (EEXIST) and
+	 * a third evicted.  Failed is only an insertion that found no room.
+	 */
 	if (!err)
 		__sync_fetch_and_add(&t->rows_created[kind], 1);
-	if (!row)
+	else if (err != -17 /* EEXIST */ && !row)
 		__sync_fetch_and_add(&t->rows_failed[kind], 1);
 	*created = !err && row;
 	if (*created)
@@ -260,7 +268,8 @@ static __always_inline void keys_get(struct inode *inode, struct row_keys *k)
 		struct task_struct *task = bpf_get_current_task_btf();
 
 		k->proc.tgid = task->tgid;
-		k->proc.start_ns = task->group_leader->start_time;
+		/* CLOCK_BOOTTIME: /proc/PID/stat's starttime, in ns */
+		k->proc.start_ns = task->group_leader->start_boottime;
 	}
 	if (ROWS_ON(SHMEM_ROWS_CGROUPS))
 		k->cgroup = bpf_get_current_cgroup_id();
@@ -841,19 +850,6 @@ int BPF_PROG(folio_split, struct inode *inode, struct folio *folio,
  * fallocate call.
  */
 
-SEC("fentry/shmem_alloc_and_add_folio")
-int BPF_PROG(alloc_enter)
-{
-	struct thread_ops *ops;
-
-	if (!latency || skip_task())
-		return 0;
-	ops = thread_ops(BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (ops)
-		ops->alloc_start = bpf_ktime_get_ns();
-	return 0;
-}
-
 /*
  * The innermost call the thread is in: a write faults its user buffer in
  * first, and a fault on a shmem mapping there allocates for the fault.
@@ -921,6 +917,19 @@ int BPF_PROG(alloc_exit, struct vm_fault *vmf, gfp_t gfp, struct inode *inode,
 		count_alloc(inode, ret, path_of(ops));
 	}
 	ops->last_order = 0;
+	return 0;
+}
+
+SEC("fentry/shmem_alloc_and_add_folio")
+int BPF_PROG(alloc_enter)
+{
+	struct thread_ops *ops;
+
+	if (!latency || skip_task())
+		return 0;
+	ops = thread_ops(BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (ops)
+		ops->alloc_start = bpf_ktime_get_ns();
 	return 0;
 }
 
@@ -1002,8 +1011,31 @@ static __always_inline int op_exit(enum timed_op op, __u32 hist)
 	/* SHMEM_NR_HISTS: a call that only gives the path */
 	if (call_latency && hist < SHMEM_NR_HISTS)
 		hist_add(hist, bpf_ktime_get_ns() - ops->start[op]);
+	/*
+	 * A call that started inside this one (a fault in a write) has ended
+	 * too: a start left by one whose fexit run the kernel skipped (it
+	 * skips a program already running on the CPU, which only a
+	 * preemptible kernel makes possible: recursion_misses) goes with it
+	 */
+	for (int o = 0; o < NR_TIMED; o++)
+		if (o != op && ops->start[o] > ops->start[op])
+			ops->start[o] = 0;
 	ops->start[op] = 0;
 	return 0;
+}
+
+/*
+ * Each fexit program comes before its fentry partner: the skeleton
+ * attaches in this order, so no call passes a trampoline with the fentry
+ * program and not the fexit one, which would leave the call's start set
+ * and give its path to later allocations outside any call (a call
+ * already under way when the fexit program is attached comes back
+ * without it, its start 0: ignored).
+ */
+SEC("fexit/shmem_file_write_iter")
+int BPF_PROG(write_exit)
+{
+	return op_exit(TIMED_WRITE, SHMEM_HIST_WRITE);
 }
 
 SEC("fentry/shmem_file_write_iter")
@@ -1012,32 +1044,20 @@ int BPF_PROG(write_enter)
 	return op_enter(TIMED_WRITE);
 }
 
-SEC("fexit/shmem_file_write_iter")
-int BPF_PROG(write_exit)
-{
-	return op_exit(TIMED_WRITE, SHMEM_HIST_WRITE);
-}
-
 /*
  * Linux 6.1 writes through generic_file_write_iter(): the allocations in
  * shmem_write_begin() are a write's, the write's own time is not seen.
  */
-SEC("fentry/shmem_write_begin")
-int BPF_PROG(wr_begin_enter)
-{
-	return op_enter(TIMED_WRITE);
-}
-
 SEC("fexit/shmem_write_begin")
 int BPF_PROG(wr_begin_exit)
 {
 	return op_exit(TIMED_WRITE, SHMEM_NR_HISTS);
 }
 
-SEC("fentry/shmem_fault")
-int BPF_PROG(fault_enter)
+SEC("fentry/shmem_write_begin")
+int BPF_PROG(wr_begin_enter)
 {
-	return op_enter(TIMED_FAULT);
+	return op_enter(TIMED_WRITE);
 }
 
 SEC("fexit/shmem_fault")
@@ -1046,16 +1066,22 @@ int BPF_PROG(fault_exit)
 	return op_exit(TIMED_FAULT, SHMEM_HIST_FAULT);
 }
 
-SEC("fentry/shmem_fallocate")
-int BPF_PROG(falloc_enter)
+SEC("fentry/shmem_fault")
+int BPF_PROG(fault_enter)
 {
-	return op_enter(TIMED_FALLOC);
+	return op_enter(TIMED_FAULT);
 }
 
 SEC("fexit/shmem_fallocate")
 int BPF_PROG(falloc_exit)
 {
 	return op_exit(TIMED_FALLOC, SHMEM_HIST_FALLOC);
+}
+
+SEC("fentry/shmem_fallocate")
+int BPF_PROG(falloc_enter)
+{
+	return op_enter(TIMED_FALLOC);
 }
 
 /*

@@ -158,7 +158,11 @@ struct shmem_file_key {
 struct shmem_proc_key {
 	__u32 tgid;
 	__u32 pad;
-	__u64 start_ns;		/* the group leader's start_time */
+	/*
+	 * The group leader's start_boottime: CLOCK_BOOTTIME, suspend
+	 * included, as /proc/PID/stat's starttime (in clock ticks)
+	 */
+	__u64 start_ns;
 };
 
 /* One row of the files, procs, cgroups and fses maps. */

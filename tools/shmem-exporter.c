@@ -171,9 +171,14 @@ static char *scrape(void)
  *
  * The connection cap is ours (admit()): at MAX_CONNECTIONS a newcomer takes
  * the slot of a connection waiting for a request, first of one that never
- * completed a request, oldest first; one being answered is never taken.
- * However many addresses slow clients come from, a scrape gets in.  MHD's
- * own limit leaves room for connections shut down but not yet closed.
+ * completed a request, oldest first; else that of one whose answer has
+ * been ready for more than -H seconds and is not taken yet (a client
+ * reading slowly, once the answer is larger than the sockets' buffers),
+ * answer ready longest first.  One being answered more recently is never
+ * taken.  However many addresses slow clients come from, a scrape gets in,
+ * refused at most in the first -H seconds of a siege by slow readers.
+ * MHD's own limit leaves room for connections shut down but not yet
+ * closed.
  */
 struct slot {
 	int fd;			/* -1: a free slot */
@@ -181,6 +186,7 @@ struct slot {
 	bool answering;		/* its request is complete: being answered */
 	bool answered;		/* it completed a request before */
 	double waiting_since;	/* connected, or last answered */
+	double ready_since;	/* answering: its answer was queued (0: not yet) */
 	double deadline;
 };
 
@@ -188,9 +194,20 @@ struct slot {
 static struct slot slots[NR_SLOTS];
 static pthread_mutex_t slot_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* May @sl be taken to make room at @now? */
+static bool evictable(const struct slot *sl, double now)
+{
+	return !sl->answering ||
+	       (sl->ready_since && now - sl->ready_since > env.header_time);
+}
+
 /* Should @a be taken before @b to make room? */
 static bool evict_before(const struct slot *a, const struct slot *b)
 {
+	if (a->answering != b->answering)
+		return !a->answering;
+	if (a->answering)
+		return a->ready_since < b->ready_since;
 	if (a->answered != b->answered)
 		return !a->answered;
 	return a->waiting_since < b->waiting_since;
@@ -200,6 +217,7 @@ static enum MHD_Result admit(void *cls, const struct sockaddr *sa,
 			     socklen_t len)
 {
 	struct slot *victim = NULL;
+	double now = shmem_now();
 	int held = 0;
 
 	(void)cls;
@@ -210,7 +228,7 @@ static enum MHD_Result admit(void *cls, const struct sockaddr *sa,
 		if (slots[i].fd < 0 || slots[i].evicted)
 			continue;
 		held++;
-		if (!slots[i].answering &&
+		if (evictable(&slots[i], now) &&
 		    (!victim || evict_before(&slots[i], victim)))
 			victim = &slots[i];
 	}
@@ -271,7 +289,20 @@ static void request_started(struct MHD_Connection *conn)
 		return;
 	pthread_mutex_lock(&slot_lock);
 	sl->answering = true;
+	sl->ready_since = 0;
 	sl->deadline = shmem_now() + env.request_time;
+	pthread_mutex_unlock(&slot_lock);
+}
+
+/* The answer is queued: from now on the client only has to take it */
+static void answer_ready(struct MHD_Connection *conn)
+{
+	struct slot *sl = slot_of(conn);
+
+	if (!sl)
+		return;
+	pthread_mutex_lock(&slot_lock);
+	sl->ready_since = shmem_now();
 	pthread_mutex_unlock(&slot_lock);
 }
 
@@ -293,6 +324,7 @@ static void request_completed(void *cls, struct MHD_Connection *conn,
 		return;
 	pthread_mutex_lock(&slot_lock);
 	sl->answering = false;
+	sl->ready_since = 0;
 	sl->answered = true;
 	sl->waiting_since = shmem_now();
 	sl->deadline = shmem_now() + env.timeout;
@@ -331,6 +363,8 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status,
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 	ret = MHD_queue_response(conn, status, resp);
 	MHD_destroy_response(resp);
+	if (ret == MHD_YES)
+		answer_ready(conn);
 	return ret;
 }
 

@@ -374,6 +374,7 @@ int main(int argc, char **argv)
 	pid_t child = 0;
 	int status = 0, err = 0;
 	bool live_view, once, done = false, have_delta = false;
+	double next;
 	long reports = 0;
 
 	cmd = shmem_split_command(&argc, argv);
@@ -415,16 +416,25 @@ int main(int argc, char **argv)
 		curs_set(0);
 		nodelay(stdscr, TRUE);
 	}
+	/*
+	 * The next refresh is due at a fixed time: a key press repaints and
+	 * waits for what is left of the interval, so a held key (autorepeat)
+	 * cannot keep the view from refreshing
+	 */
+	next = shmem_now() + env.interval;
 	while (!done && !shmem_exiting) {
+		double left = next - shmem_now();
 		int ch;
 
-		if (shmem_wait(env.interval, child, live_view ? STDIN_FILENO : -1,
-			       &status) == 1) {
+		if (shmem_wait(left > 0 ? left : 0, child,
+			       live_view ? STDIN_FILENO : -1, &status) == 1) {
 			done = true;
 			child = 0;
 		}
-		if (once && !done && !shmem_exiting)
+		if (once && !done && !shmem_exiting) {
+			next = shmem_now() + env.interval;
 			continue;
+		}
 		if (live_view) {
 			bool quit = false, key = false;
 
@@ -434,7 +444,7 @@ int main(int argc, char **argv)
 			}
 			if (quit)
 				break;
-			if (key && !done && have_delta) {
+			if (key && !done && have_delta && shmem_now() < next) {
 				/* repaint the last interval in the new view */
 				clear();
 				shmem_rows_sort(&delta, env.view, env.sort);
@@ -459,6 +469,9 @@ int main(int argc, char **argv)
 			break;
 		}
 		have_delta = true;
+		next += env.interval;
+		if (next < shmem_now())
+			next = shmem_now() + env.interval;
 		shmem_rows_sort(&delta, env.view, env.sort);
 		if (env.json)
 			print_json(&delta, now.time - prev.time);

@@ -162,6 +162,15 @@ static void test_delta(void)
 	e = add_row(&now, SHMEM_ROWS_FILES, 11, "stamped");
 	e->row.inserted_ns = 200;
 	e->row.allocs[0] = 4;
+	/*
+	 * Review suspicion (b): read before its stamp with 5, then dropped
+	 * and inserted again with 2: not 2 - 5 (a wrapped count), but 2
+	 */
+	add_row(&prev, SHMEM_ROWS_FILES, 12, "unstamped")->row.allocs[0] = 5;
+	e = add_row(&now, SHMEM_ROWS_FILES, 12, "unstamped");
+	e->row.inserted_ns = 400;
+	e->row.allocs[0] = 2;
+	e->row.fallbacks = 1;
 	/* a reused PID: same tgid, another start time */
 	e = add_row(&prev, SHMEM_ROWS_PROCS, 100, "first");
 	e->start_ns = 1000;
@@ -186,7 +195,7 @@ static void test_delta(void)
 	now.mthp[0].alloc = 14;
 
 	check(!shmem_snapshot_delta(&now, &prev, &d), "subtract two snapshots");
-	check(d.nr_rows[SHMEM_ROWS_FILES] == 5 &&
+	check(d.nr_rows[SHMEM_ROWS_FILES] == 6 &&
 	      d.rows[SHMEM_ROWS_FILES][0].row.allocs[0] == 3 &&
 	      d.rows[SHMEM_ROWS_FILES][1].row.allocs[9] == 4 &&
 	      d.rows[SHMEM_ROWS_FILES][2].row.allocs[0] == 7,
@@ -198,6 +207,12 @@ static void test_delta(void)
 	      (unsigned long long)d.rows[SHMEM_ROWS_FILES][3].row.fallbacks);
 	check(d.rows[SHMEM_ROWS_FILES][4].row.allocs[0] == 3,
 	      "a row read before its stamp, then stamped: by difference (3)");
+	check(d.rows[SHMEM_ROWS_FILES][5].row.allocs[0] == 2 &&
+	      d.rows[SHMEM_ROWS_FILES][5].row.fallbacks == 1,
+	      "a row read before its stamp, then dropped and inserted again with "
+	      "fewer: from zero, no wrap (2, 1; got %llu, %llu)",
+	      (unsigned long long)d.rows[SHMEM_ROWS_FILES][5].row.allocs[0],
+	      (unsigned long long)d.rows[SHMEM_ROWS_FILES][5].row.fallbacks);
 	check(d.rows[SHMEM_ROWS_PROCS][0].row.allocs[0] == 2 &&
 	      d.rows[SHMEM_ROWS_PROCS][1].row.allocs[0] == 5,
 	      "a reused PID is another process (2 and 5)");

@@ -65,8 +65,9 @@ static const struct argp_option loader_options[] = {
 	  "counting)", 0 },
 	{ "entries", 'E', "N", 0,
 	  "Rows each per-file, -process, -cgroup and -file-system map holds "
-	  "(default 10240, 4096, 1024, 256); a full map drops its least "
-	  "recently used row and counts it", 0 },
+	  "before it drops one (default 10240, 4096, 1024, 256; the maps "
+	  "have 128 more per CPU for the kernel's per-CPU free lists); a "
+	  "full map drops its least recently used row and counts it", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's messages", 0 },
 	{},
 };

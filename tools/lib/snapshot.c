@@ -253,6 +253,15 @@ static void sub_u64s(__u64 *out, const __u64 *now, const __u64 *prev,
 		out[i] = now[i] - prev[i];
 }
 
+/* Is any of @now's @n counters below @prev's? */
+static bool u64s_below(const __u64 *now, const __u64 *prev, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (now[i] < prev[i])
+			return true;
+	return false;
+}
+
 /* Subtract a field made only of __u64 counters. */
 #define SUB_FIELD(field) \
 	sub_u64s((__u64 *)&out->field, (const __u64 *)&now->field, \
@@ -310,10 +319,14 @@ int shmem_snapshot_delta(const struct shmem_snapshot *now,
 			p = bsearch(e, was, prev->nr_rows[k], sizeof(*was), key_cmp);
 			/*
 			 * Another stamp: dropped and inserted again, it counts
-			 * from zero (a stamp of 0 was read before it was set)
+			 * from zero.  A stamp of 0 was read before it was set:
+			 * the same row, unless a count went down, which only a
+			 * row dropped and inserted again does (counts only grow)
 			 */
 			if (p && (p->row.inserted_ns == e->row.inserted_ns ||
-				  !p->row.inserted_ns))
+				  (!p->row.inserted_ns &&
+				   !u64s_below(e->row.allocs, p->row.allocs,
+					       ROW_COUNTERS))))
 				sub_u64s(d->row.allocs, e->row.allocs, p->row.allocs,
 					 ROW_COUNTERS);
 		}

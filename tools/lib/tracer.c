@@ -162,13 +162,106 @@ static int prog_index(const char *name)
 }
 
 /*
+ * For the tests: SHMEM_TOOLS_RETARGET=PROG=FUNC[,PROG=FUNC...] points
+ * fentry/fexit programs at other kernel functions, so that a function
+ * in BTF that cannot be attached (notrace, or with no address) goes
+ * through the selection as one of ours would on a kernel that has it so.
+ */
+static char retarget_buf[512];
+static struct {
+	const char *prog, *func;
+} retargets[8];
+
+static void retarget(struct bpf_object *obj)
+{
+	const char *env = getenv("SHMEM_TOOLS_RETARGET");
+	char *item, *save, *func;
+	size_t n = 0;
+
+	memset(retargets, 0, sizeof(retargets));
+	if (!env)
+		return;
+	snprintf(retarget_buf, sizeof(retarget_buf), "%s", env);
+	for (item = strtok_r(retarget_buf, ",", &save);
+	     item && n < sizeof(retargets) / sizeof(retargets[0]);
+	     item = strtok_r(NULL, ",", &save)) {
+		struct bpf_program *prog;
+
+		func = strchr(item, '=');
+		if (!func)
+			continue;
+		*func++ = 0;
+		prog = bpf_object__find_program_by_name(obj, item);
+		if (prog && !bpf_program__set_attach_target(prog, 0, func))
+			retargets[n++] = (typeof(retargets[0])){ item, func };
+	}
+}
+
+/* The kernel function @prog attaches to (SEC("fentry/FUNC") and the like) */
+static const char *target_of(struct bpf_program *prog)
+{
+	const char *sec = bpf_program__section_name(prog);
+	const char *target = strchr(sec, '/');
+
+	for (size_t i = 0; i < sizeof(retargets) / sizeof(retargets[0]) &&
+	     retargets[i].prog; i++)
+		if (!strcmp(retargets[i].prog, bpf_program__name(prog)))
+			return retargets[i].func;
+	return target ? target + 1 : NULL;
+}
+
+/*
+ * Can fentry and fexit programs attach to function @func (a BTF id) of
+ * this kernel?  BTF lists functions the kernel cannot trace: notrace
+ * ones (no ftrace call site: attaching fails with EBUSY), and ones with
+ * no address of their own (inlined everywhere, or an alias: loading
+ * fails with ENOENT).  As libbpf-tools' fentry_can_attach() does, load
+ * an empty program for it and attach it, then let both go.  The answer
+ * is kept per function: a program pair, and the fallbacks in progs[],
+ * ask about the same one.
+ */
+static bool func_attachable(int func)
+{
+	static struct {
+		int func;
+		bool ok;
+	} known[32];
+	static const struct bpf_insn ret0[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts,
+		    .expected_attach_type = BPF_TRACE_FENTRY,
+		    .attach_btf_id = func);
+	size_t i;
+	int prog, link;
+	bool ok;
+
+	for (i = 0; i < sizeof(known) / sizeof(known[0]) && known[i].func; i++)
+		if (known[i].func == func)
+			return known[i].ok;
+	prog = bpf_prog_load(BPF_PROG_TYPE_TRACING, "shmem_probe", "GPL", ret0,
+			     sizeof(ret0) / sizeof(ret0[0]), &opts);
+	link = prog >= 0 ? bpf_raw_tracepoint_open(NULL, prog) : -1;
+	ok = link >= 0;
+	if (link >= 0)
+		close(link);
+	if (prog >= 0)
+		close(prog);
+	if (i < sizeof(known) / sizeof(known[0]))
+		known[i].func = func, known[i].ok = ok;
+	return ok;
+}
+
+/*
  * Can @prog attach on this kernel?  Its section names its target; one
- * whose arguments it reads must take them as progs[] says.
+ * whose arguments it reads must take them as progs[] says, and the
+ * kernel must be able to trace it.
  */
 static bool target_exists(const struct btf *vmlinux, struct bpf_program *prog)
 {
 	const char *sec = bpf_program__section_name(prog);
-	const char *target = strchr(sec, '/');
+	const char *target = target_of(prog);
 	int i = prog_index(bpf_program__name(prog));
 	char name[128];
 	int func;
@@ -178,7 +271,6 @@ static bool target_exists(const struct btf *vmlinux, struct bpf_program *prog)
 		return true;
 	if (!target)
 		return false;
-	target++;
 	if (!strncmp(sec, "tp_btf/", 7)) {
 		snprintf(name, sizeof(name), "btf_trace_%s", target);
 		return btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF) > 0;
@@ -186,8 +278,9 @@ static bool target_exists(const struct btf *vmlinux, struct bpf_program *prog)
 	func = btf__find_by_name_kind(vmlinux, target, BTF_KIND_FUNC);
 	if (func <= 0)
 		return false;
-	return i < 0 || !progs[i].params ||
-	       params_match(vmlinux, func, progs[i].params);
+	return (i < 0 || !progs[i].params ||
+		params_match(vmlinux, func, progs[i].params)) &&
+	       func_attachable(func);
 }
 
 /* Is progs[@i] to be loaded in @mode on this kernel? */
@@ -201,6 +294,24 @@ static bool wanted(struct shmem_bpf *skel, const struct btf *vmlinux, int i,
 		return false;
 	return !progs[i].instead_of ||
 	       !target_exists(vmlinux, bpf_object__find_program_by_name(obj, progs[i].instead_of));
+}
+
+/*
+ * The row maps are the kernel's common-LRU hashes: each CPU takes free
+ * rows from the shared list LOCAL_FREE_TARGET (128) at a time, and a CPU
+ * that finds fewer than that left there evicts rows to make up the
+ * difference, though other CPUs still hold up to 128 free ones each
+ * (kernel/bpf/bpf_lru_list.c).  So the first row is dropped only once
+ * more than max_entries - 128 * CPUs are in the map: this many rows more
+ * than asked for make -E N hold N rows before one is dropped.
+ * (BPF_F_NO_COMMON_LRU would split the rows between the CPUs instead: a
+ * process on one CPU would get N / CPUs.)
+ */
+static unsigned int lru_slack(void)
+{
+	int cpus = libbpf_num_possible_cpus();
+
+	return 128 * (cpus > 0 ? cpus : 1);
 }
 
 static const unsigned int default_entries[SHMEM_NR_ROW_KINDS] = {
@@ -257,7 +368,8 @@ static int configure(struct shmem_bpf *skel, const struct btf *vmlinux,
 	for (int k = 0; k < SHMEM_NR_ROW_KINDS; k++) {
 		struct bpf_map *map = bpf_object__find_map_by_name(skel->obj,
 			shmem_map_descs[SHMEM_ROW_MAP(k)].name);
-		unsigned int n = opts->entries ? opts->entries : default_entries[k];
+		unsigned int n = (opts->entries ? opts->entries : default_entries[k]) +
+				 lru_slack();
 
 		/* a map must have an entry; one nobody fills costs nothing */
 		if (bpf_map__set_max_entries(map, opts->rows & (1U << k) ? n : 1))
@@ -311,6 +423,7 @@ int shmem_tracer_start(struct shmem_tracer *t,
 		btf__free(vmlinux);
 		goto fail;
 	}
+	retarget(t->skel->obj);
 	err = configure(t->skel, vmlinux, opts, &t->info, prog);
 	btf__free(vmlinux);
 	if (err)
