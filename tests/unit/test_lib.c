@@ -484,9 +484,21 @@ static long long sample(const char *text, const char *series)
 	return p && p[strlen(series)] == ' ' ? atoll(p + strlen(series) + 1) : -1;
 }
 
-static void test_metrics(void)
+/* The mounts of a mountinfo with one: device 0:30 on /mnt/large */
+static void one_mount(struct shmem_mounts *mounts)
 {
 	char mountinfo[] = "/tmp/shmem-unit-mi-XXXXXX";
+	int fd = mkstemp(mountinfo);
+
+	if (fd < 0 || dprintf(fd, "22 1 0:30 / /mnt/large rw - tmpfs t rw\n") < 0)
+		die("mountinfo");
+	close(fd);
+	shmem_mounts_read(mountinfo, mounts);
+	unlink(mountinfo);
+}
+
+static void test_metrics(void)
+{
 	struct shmem_snapshot s = {};
 	struct shmem_mounts mounts;
 	struct shmem_row_entry *e;
@@ -494,14 +506,8 @@ static void test_metrics(void)
 	long long last = 0;
 	bool monotonic = true, exact = true;
 	int nr_bounds = 0;
-	int fd = mkstemp(mountinfo);
 
-	if (fd < 0 || dprintf(fd, "22 1 0:30 / /mnt/large rw - tmpfs t rw\n") < 0)
-		die("mountinfo");
-	close(fd);
-	shmem_mounts_read(mountinfo, &mounts);
-	unlink(mountinfo);
-
+	one_mount(&mounts);
 	s.info.tracepoints = 1;
 	s.info.signals = SHMEM_SIG_ALLOCS | SHMEM_SIG_LAT_ALLOC | SHMEM_SIG_LAT_UPTODATE;
 	s.info.rows = 1U << SHMEM_ROWS_FILES | 1U << SHMEM_ROWS_FSES;
@@ -604,18 +610,12 @@ static void test_ramp(void)
 {
 	const char *files = "shmem_file_folio_ramp_allocs_total{order=\"9\",size=\"2M\",device=\"0:30\",mountpoint=\"/mnt/large\",inode=\"7\",name=\"log\"}";
 	const char *fses = "shmem_filesystem_folio_ramp_allocs_total{order=\"1\",size=\"8K\",device=\"0:30\",mountpoint=\"/mnt/large\"}";
-	char mountinfo[] = "/tmp/shmem-unit-mi-XXXXXX";
 	struct shmem_snapshot s = {};
 	struct shmem_mounts mounts;
 	json_object *o, *v;
 	char *text;
-	int fd = mkstemp(mountinfo);
 
-	if (fd < 0 || dprintf(fd, "22 1 0:30 / /mnt/large rw - tmpfs t rw\n") < 0)
-		die("mountinfo");
-	close(fd);
-	shmem_mounts_read(mountinfo, &mounts);
-	unlink(mountinfo);
+	one_mount(&mounts);
 	s.info.tracepoints = 1;
 	s.info.signals = SHMEM_SIG_ALLOCS | SHMEM_SIG_FALLBACKS | SHMEM_SIG_RAMP;
 	s.info.rows = 1U << SHMEM_ROWS_FILES | 1U << SHMEM_ROWS_FSES;
