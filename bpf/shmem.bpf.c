@@ -593,17 +593,17 @@ static void count_fallback(struct inode *inode, __u32 order, __u32 reason,
 			   unsigned long ramp_orders)
 {
 	struct shmem_totals *t = totals_get();
-	bool ramped = order < 64 && ((ramp_orders >> order) & 1);
+	bool ramped = (ramp_orders >> (order & 63)) & 1;
 	struct rows r;
 
 	if (!t)
 		return;
 	/* SHMEM_STAT_FB_OTHER is the last reason */
 	reason = bounded(reason, SHMEM_STAT_NR_FALLBACKS);
-	order = clamp_order(order);
-	t->fallbacks[order][reason]++;
+	/* each index bounded where it is used: 6.1's verifier needs it so */
+	t->fallbacks[clamp_order(order)][reason]++;
 	if (ramped)
-		t->ramp_fallbacks[order][reason]++;
+		t->ramp_fallbacks[clamp_order(order)][reason]++;
 	if (rows) {
 		rows_get(inode, t, &r);
 		rows_add(&r, fallbacks, 1);

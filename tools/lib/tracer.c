@@ -233,7 +233,7 @@ static bool usable(struct bpf_object *obj, const struct btf *vmlinux,
 	struct bpf_program *prog = bpf_object__find_program_by_name(obj, name);
 	int i = prog_index(name);
 
-	if (!target_exists(vmlinux, prog))
+	if (i < 0 || !target_exists(vmlinux, prog))
 		return false;
 	return !progs[i].tp_args ||
 	       tp_args(vmlinux, strchr(bpf_program__section_name(prog), '/') + 1) >=
