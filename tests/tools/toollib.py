@@ -149,8 +149,9 @@ def traced(events, fn):
     (what it returned, each event as a dict of its fields, with "event"
     its name and "ramp" whether it ends in the ramp flag)"""
     def enable(value):
-        for e in events:
-            with open("%s/events/shmem/%s/enable" % (TRACEFS, e), "w") as f:
+        # tracing_on too: the kernel tests before leave it off
+        for path in ["tracing_on"] + ["events/shmem/%s/enable" % e for e in events]:
+            with open("%s/%s" % (TRACEFS, path), "w") as f:
                 f.write(value)
     with open(TRACEFS + "/trace", "w"):
         pass
