@@ -10,7 +10,7 @@ CC ?= gcc
 CFLAGS ?= -O2 -g -Wall -Wextra
 VM := tools/vm/run
 
-.PHONY: install all help deps kernel kernel-stock kernel-notrace kernel-noramp kernel-debug bench kernel-deb kernel-deb-config test-install tools vmlinux-h dashboard-pictures tests test test-long test-debug run shell check-series clean
+.PHONY: install all help deps kernel kernel-stock kernel-notrace kernel-events5 kernel-noramp kernel-debug bench kernel-deb kernel-deb-config test-install tools vmlinux-h dashboard-pictures tests test test-long test-debug run shell check-series clean
 
 all: kernel tests
 
@@ -18,6 +18,7 @@ help:
 	@echo "make deps        install the Debian packages the project needs"
 	@echo "make kernel      build the patched kernel (cached under ~/.cache/shmem-folios)"
 	@echo "make kernel-stock  the same pinned source without the series"
+	@echo "make kernel-events5  the series before the append ramp (5-argument allocation events)"
 	@echo "make kernel-notrace  the series without its tracepoint patches"
 	@echo "make kernel-noramp  the series without the append ramp (patch 13) and after"
 	@echo "make kernel-debug  the series with KASAN, lockdep and DEBUG_VM"
@@ -47,6 +48,12 @@ kernel: deps
 kernel-stock: deps
 	@mkdir -p $(BUILD)
 	@dir=$$(scripts/build-kernel stock) && ln -sfn "$$dir" $(BUILD)/kernel-stock
+
+# The series of an earlier commit, from git: the tools' test on events
+# without ramp_orders (scripts/build-kernel says which)
+kernel-events5: deps
+	@mkdir -p $(BUILD)
+	@dir=$$(scripts/build-kernel events5) && ln -sfn "$$dir" $(BUILD)/kernel-events5
 
 kernel-notrace: deps
 	@mkdir -p $(BUILD)
@@ -190,12 +197,12 @@ tests: $(BIN)/shmem_kernel_test $(BIN)/shmem_unit_test $(BIN)/memcg_write $(BIN)
 # keep max, the CPU their documented figures were measured on.
 test test-long test-debug: export VM_CPU := max,-erms,-fsrm
 
-test: kernel kernel-stock tests
+test: kernel kernel-stock kernel-events5 tests
 	tests/run $(SEED)
 
 # Not in CI: 1,000,000 random operations (half on each kernel), and the
 # kernel tests' long sequences of 100,000 per mount
-test-long: kernel kernel-stock tests
+test-long: kernel kernel-stock kernel-events5 tests
 	FUZZ_OPS=1000000 KERNEL_OPS=100000 tests/run $(SEED)
 
 test-debug: kernel-debug $(BIN)/shmem_kernel_test $(BIN)/shmem_fuzz

@@ -31,6 +31,11 @@ const volatile bool alloc_timed;	/* alloc_time is attached */
 const volatile __u32 rows = SHMEM_ALL_ROWS;	/* row maps to fill */
 const volatile __u32 filter_tgid;	/* 0: every process */
 const volatile bool filter_cgroup;	/* only tasks in cgroup_filter[0] */
+/*
+ * The allocation events pass ramp_orders (6 arguments): alloc_folio and
+ * alloc_fallback count, alloc_folio5 and alloc_fallback5 return at once
+ */
+const volatile bool ramp_args = true;
 
 #define MAX_ERRNO 4095
 
@@ -361,7 +366,10 @@ static __always_inline void row_flush(void *map, const void *key,
 		__builtin_memcpy(row->name, name, SHMEM_NAME_LEN);
 	for (int o = 0; o < SHMEM_NR_ORDERS; o++)
 		ADD_PENDING(row, p, allocs[o]);
+	for (int o = 0; o < SHMEM_NR_ORDERS; o++)
+		ADD_PENDING(row, p, ramp_allocs[o]);
 	ADD_PENDING(row, p, fallbacks);
+	ADD_PENDING(row, p, ramp_fallbacks);
 	ADD_PENDING(row, p, splits);
 	ADD_PENDING(row, p, partial);
 	ADD_PENDING(row, p, zeroed);
@@ -525,12 +533,17 @@ static __always_inline __u64 clamp_order(__u64 order)
 	return bounded(order, SHMEM_NR_ORDERS);
 }
 
-/* Count the allocation of @folio on @path (enum shmem_stat_path). */
+/*
+ * Count the allocation of @folio on @path (enum shmem_stat_path); its
+ * order came from the append ramp if it is one of @ramp_orders.
+ */
 static __always_inline void count_alloc(struct inode *inode,
-					struct folio *folio, __u32 path)
+					struct folio *folio, __u32 path,
+					unsigned long ramp_orders)
 {
 	struct shmem_totals *t = totals_get();
 	__u32 order = clamp_order(folio_order(folio));
+	bool ramped = (ramp_orders >> order) & 1;
 	struct thread_ops *ops;
 	struct rows r;
 
@@ -539,10 +552,14 @@ static __always_inline void count_alloc(struct inode *inode,
 	/* SHMEM_STAT_PATH_OTHER is the last path */
 	path = bounded(path, SHMEM_STAT_NR_PATHS);
 	t->allocs[order][path]++;
+	if (ramped)
+		t->ramp_allocs[order]++;
 	if (rows) {
 		rows_get(inode, t, &r);
 		order = clamp_order(order);
 		rows_add(&r, allocs[order], 1);
+		if (ramped)
+			rows_add(&r, ramp_allocs[order], 1);
 		/*
 		 * Its rows are the CPU's hot ones now: shmem_alloc_time,
 		 * which follows in the same task unless it moved to another
@@ -580,19 +597,27 @@ static __always_inline void count_alloc(struct inode *inode,
 	ops->pending_calls = 0;
 }
 
-static void count_fallback(struct inode *inode, __u32 order, __u32 reason)
+/* @order given up for @reason; the append ramp chose it if in @ramp_orders */
+static void count_fallback(struct inode *inode, __u32 order, __u32 reason,
+			   unsigned long ramp_orders)
 {
 	struct shmem_totals *t = totals_get();
+	bool ramped = (ramp_orders >> (order & 63)) & 1;
 	struct rows r;
 
 	if (!t)
 		return;
 	/* SHMEM_STAT_FB_OTHER is the last reason */
 	reason = bounded(reason, SHMEM_STAT_NR_FALLBACKS);
+	/* each index bounded where it is used: 6.1's verifier needs it so */
 	t->fallbacks[clamp_order(order)][reason]++;
+	if (ramped)
+		t->ramp_fallbacks[clamp_order(order)][reason]++;
 	if (rows) {
 		rows_get(inode, t, &r);
 		rows_add(&r, fallbacks, 1);
+		if (ramped)
+			rows_add(&r, ramp_fallbacks, 1);
 	}
 }
 
@@ -667,19 +692,45 @@ static __u32 stat_zero(int reason)
 
 SEC("tp_btf/shmem_alloc_folio")
 int BPF_PROG(alloc_folio, struct inode *inode, struct folio *folio,
-	     loff_t write_end, unsigned long orders, int path)
+	     loff_t write_end, unsigned long orders, int path,
+	     unsigned long ramp_orders)
 {
 	if (!skip_task())
-		count_alloc(inode, folio, stat_path(path));
+		count_alloc(inode, folio, stat_path(path), ramp_orders);
 	return 0;
 }
 
 SEC("tp_btf/shmem_alloc_fallback")
 int BPF_PROG(alloc_fallback, struct inode *inode, unsigned long index,
-	     unsigned int order, unsigned int next_order, int reason)
+	     unsigned int order, unsigned int next_order, int reason,
+	     unsigned long ramp_orders)
 {
 	if (!skip_task())
-		count_fallback(inode, order, stat_fallback(reason));
+		count_fallback(inode, order, stat_fallback(reason), ramp_orders);
+	return 0;
+}
+
+/*
+ * The same events before the series' append ramp (patch 13), without
+ * ramp_orders: the verifier refuses a program that reads a sixth
+ * argument of a tracepoint that has five, so the loader loads these
+ * instead there (tracer.c), and the ramp is not observed.
+ */
+SEC("tp_btf/shmem_alloc_folio")
+int BPF_PROG(alloc_folio5, struct inode *inode, struct folio *folio,
+	     loff_t write_end, unsigned long orders, int path)
+{
+	if (!ramp_args && !skip_task())
+		count_alloc(inode, folio, stat_path(path), 0);
+	return 0;
+}
+
+SEC("tp_btf/shmem_alloc_fallback")
+int BPF_PROG(alloc_fallback5, struct inode *inode, unsigned long index,
+	     unsigned int order, unsigned int next_order, int reason)
+{
+	if (!ramp_args && !skip_task())
+		count_fallback(inode, order, stat_fallback(reason), 0);
 	return 0;
 }
 
@@ -912,9 +963,9 @@ int BPF_PROG(alloc_exit, struct vm_fault *vmf, gfp_t gfp, struct inode *inode,
 		/* a large folio was allocated, then given up */
 		if (orders && ops->last_order)
 			count_fallback(inode, ops->last_order,
-				       fallback_reason_of(err));
+				       fallback_reason_of(err), 0);
 	} else {
-		count_alloc(inode, ret, path_of(ops));
+		count_alloc(inode, ret, path_of(ops), 0);
 	}
 	ops->last_order = 0;
 	return 0;
@@ -958,11 +1009,11 @@ int BPF_PROG(add_exit, struct folio *folio, struct address_space *mapping,
 	if (err) {
 		if (folio_order(folio))
 			count_fallback(inode, folio_order(folio),
-				       fallback_reason_of(err));
+				       fallback_reason_of(err), 0);
 		return 0;
 	}
 	ops = thread_ops(BPF_LOCAL_STORAGE_GET_F_CREATE);
-	count_alloc(inode, folio, ops ? path_of(ops) : SHMEM_STAT_PATH_OTHER);
+	count_alloc(inode, folio, ops ? path_of(ops) : SHMEM_STAT_PATH_OTHER, 0);
 	return 0;
 }
 
@@ -976,7 +1027,7 @@ int BPF_PROG(alloc_folio_exit, gfp_t gfp, int order,
 	if (!count_in_fexit || order <= 0 || skip_task())
 		return 0;
 	if (!ret) {
-		count_fallback(&info->vfs_inode, order, SHMEM_STAT_FB_ALLOC);
+		count_fallback(&info->vfs_inode, order, SHMEM_STAT_FB_ALLOC, 0);
 		return 0;
 	}
 	ops = thread_ops(BPF_LOCAL_STORAGE_GET_F_CREATE);

@@ -128,7 +128,9 @@ enum shmem_signal {
 	SHMEM_SIG_LAT_FALLOC	= 1 << 10,
 	SHMEM_SIG_LAT_UPTODATE	= 1 << 11,
 	SHMEM_SIG_SWAPINS	= 1 << 12,	/* allocations for swap-in */
-	SHMEM_NR_SIGNALS	= 13,
+	/* orders the append ramp chose: the events' ramp_orders argument */
+	SHMEM_SIG_RAMP		= 1 << 13,
+	SHMEM_NR_SIGNALS	= 14,
 };
 
 /* Folio latencies (--latency) and call latencies (--call-latency) */
@@ -176,7 +178,10 @@ struct shmem_row {
 	 */
 	__u64 inserted_ns;
 	__u64 allocs[SHMEM_NR_ORDERS];
+	/* of @allocs, those whose order the append ramp chose */
+	__u64 ramp_allocs[SHMEM_NR_ORDERS];
 	__u64 fallbacks;
+	__u64 ramp_fallbacks;	/* of @fallbacks, from orders the ramp chose */
 	__u64 splits;
 	__u64 partial;		/* large folios that became partly uptodate */
 	__u64 zeroed;		/* bytes */
@@ -233,6 +238,12 @@ struct shmem_blocks {
 struct shmem_totals {
 	__u64 allocs[SHMEM_NR_ORDERS][SHMEM_STAT_NR_PATHS];
 	__u64 fallbacks[SHMEM_NR_ORDERS][SHMEM_STAT_NR_FALLBACKS];
+	/*
+	 * Of @allocs (all on the write path) and @fallbacks, those whose
+	 * order only the append ramp of a large_folios mount allowed
+	 */
+	__u64 ramp_allocs[SHMEM_NR_ORDERS];
+	__u64 ramp_fallbacks[SHMEM_NR_ORDERS][SHMEM_STAT_NR_FALLBACKS];
 	struct shmem_split_count splits[SHMEM_NR_ORDERS][SHMEM_STAT_NR_SPLITS];
 	struct shmem_blocks blocks;
 	/*

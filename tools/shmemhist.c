@@ -81,19 +81,14 @@ static void print_bar(__u64 n, __u64 max)
 	printf("|%-*.*s|", width, bar, "****************************************");
 }
 
-static void print_orders(const struct shmem_snapshot *d)
+/* A linear histogram of @counts by order, or "(@none)" */
+static void print_order_hist(const __u64 *counts, const char *none)
 {
-	__u64 counts[SHMEM_NR_ORDERS], max = 0;
 	int first = -1, last = -1;
+	__u64 max = 0;
 	char size[16];
 
-	printf("Folio allocations by order:\n");
-	if (!has(d, SHMEM_SIG_ALLOCS)) {
-		printf("     (not observable on this kernel)\n");
-		return;
-	}
 	for (int o = 0; o < SHMEM_NR_ORDERS; o++) {
-		counts[o] = shmem_order_allocs(d, o);
 		if (!counts[o])
 			continue;
 		if (first < 0)
@@ -103,7 +98,7 @@ static void print_orders(const struct shmem_snapshot *d)
 			max = counts[o];
 	}
 	if (last < 0) {
-		printf("     (no allocations)\n");
+		printf("     (%s)\n", none);
 		return;
 	}
 	printf("%10s %6s : %-10s %s\n", "order", "size", "count", "distribution");
@@ -114,6 +109,21 @@ static void print_orders(const struct shmem_snapshot *d)
 		print_bar(counts[o], max);
 		printf("\n");
 	}
+}
+
+static void print_orders(const struct shmem_snapshot *d)
+{
+	__u64 counts[SHMEM_NR_ORDERS];
+	char size[16];
+
+	printf("Folio allocations by order:\n");
+	if (!has(d, SHMEM_SIG_ALLOCS)) {
+		printf("     (not observable on this kernel)\n");
+		return;
+	}
+	for (int o = 0; o < SHMEM_NR_ORDERS; o++)
+		counts[o] = shmem_order_allocs(d, o);
+	print_order_hist(counts, "no allocations");
 	printf("\nAllocations by path%s:\n",
 	       has(d, SHMEM_SIG_PATHS) ? "" : " (inferred from the caller)");
 	for (unsigned int p = 0; p < SHMEM_STAT_NR_PATHS; p++) {
@@ -131,11 +141,31 @@ static void print_orders(const struct shmem_snapshot *d)
 	}
 }
 
-static void print_fallbacks(const struct shmem_snapshot *d)
+/* Fallbacks by order and reason, or "(@none)" */
+static void print_fallback_table(const __u64 (*counts)[SHMEM_STAT_NR_FALLBACKS],
+				 const char *none)
 {
 	char size[16];
 	bool any = false;
 
+	for (int o = 0; o < SHMEM_NR_ORDERS; o++) {
+		for (int r = 0; r < SHMEM_STAT_NR_FALLBACKS; r++) {
+			if (!counts[o][r])
+				continue;
+			if (!any)
+				printf("%10s %12s : %s\n", "size", "reason", "count");
+			any = true;
+			shmem_order_size(o, size, sizeof(size));
+			printf("%10s %12s : %llu\n", size, shmem_fallback_name(r),
+			       (unsigned long long)counts[o][r]);
+		}
+	}
+	if (!any)
+		printf("     (%s)\n", none);
+}
+
+static void print_fallbacks(const struct shmem_snapshot *d)
+{
 	printf("\nFallbacks (order given up, by reason)%s:\n",
 	       has(d, SHMEM_SIG_FB_REASONS) ? "" :
 	       " (reasons inferred: alloc from shmem_alloc_folio() failing, the others from errors after it)");
@@ -143,20 +173,32 @@ static void print_fallbacks(const struct shmem_snapshot *d)
 		printf("     (not observable on this kernel)\n");
 		return;
 	}
-	for (int o = 0; o < SHMEM_NR_ORDERS; o++) {
-		for (int r = 0; r < SHMEM_STAT_NR_FALLBACKS; r++) {
-			if (!d->totals.fallbacks[o][r])
-				continue;
-			if (!any)
-				printf("%10s %12s : %s\n", "size", "reason", "count");
-			any = true;
-			shmem_order_size(o, size, sizeof(size));
-			printf("%10s %12s : %llu\n", size, shmem_fallback_name(r),
-			       (unsigned long long)d->totals.fallbacks[o][r]);
-		}
+	print_fallback_table(d->totals.fallbacks, "no fallbacks");
+}
+
+/*
+ * The allocations and fallbacks above whose order only the append ramp
+ * allowed, not the request's length or huge=: the source of the size
+ */
+static void print_ramp(const struct shmem_snapshot *d)
+{
+	__u64 ramped = 0, all = 0;
+
+	printf("\nSized by the append ramp (orders larger than the write asked for):\n");
+	if (!has(d, SHMEM_SIG_RAMP)) {
+		printf("     (not observable on this kernel)\n");
+		return;
 	}
-	if (!any)
-		printf("     (no fallbacks)\n");
+	for (int o = 0; o < SHMEM_NR_ORDERS; o++) {
+		ramped += d->totals.ramp_allocs[o];
+		all += shmem_order_allocs(d, o);
+	}
+	printf("%10s : %llu of %llu folios, the rest sized by the request\n",
+	       "ramped", (unsigned long long)ramped, (unsigned long long)all);
+	print_order_hist(d->totals.ramp_allocs, "no folio sized by the ramp");
+	printf("Fallbacks from orders the ramp chose:\n");
+	print_fallback_table(d->totals.ramp_fallbacks,
+			     "no fallback from an order the ramp chose");
 }
 
 static void print_splits(const struct shmem_snapshot *d)
@@ -304,6 +346,7 @@ static void report(const struct shmem_snapshot *d)
 	}
 	print_orders(d);
 	print_fallbacks(d);
+	print_ramp(d);
 	print_splits(d);
 	print_blocks(d);
 	print_mthp(d);

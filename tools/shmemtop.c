@@ -55,7 +55,7 @@ static const struct argp_option options[] = {
 	{ "json", 'j', NULL, 0, "Print one JSON object per report", 0 },
 	{ "rows", 'r', "ROWS", 0, "Rows per report (default 20)", 0 },
 	{ "sort", 's', "KEY", 0,
-	  "Sort by allocs, large, fallbacks, splits, partial, latency or name", 0 },
+	  "Sort by allocs, large, fallbacks, splits, partial, latency, ramp or name", 0 },
 	{ "view", 'k', "VIEW", 0,
 	  "Rows per files, procs, cgroups or fses (file systems: pinned maps)", 0 },
 	{ "help", 'h', NULL, 0, "Show this help", -1 },
@@ -154,8 +154,8 @@ static void format_header(char *buf, size_t len)
 	for (unsigned int c = 0; c < NR_CLASSES && used < len; c++)
 		used += snprintf(buf + used, len - used, " %8s", classes[c].title);
 	if (used < len)
-		snprintf(buf + used, len - used, " %7s %6s %7s %10s %9s",
-			 "FALLBK", "SPLIT", "PARTIAL", "ZEROED", "ALLOC-us");
+		snprintf(buf + used, len - used, " %6s %7s %6s %7s %10s %9s",
+			 "RAMP", "FALLBK", "SPLIT", "PARTIAL", "ZEROED", "ALLOC-us");
 }
 
 /* " N" in @width, or "-" where this kernel cannot observe it: not a 0 */
@@ -188,6 +188,10 @@ static void format_row(char *buf, size_t len, const struct shmem_row_entry *e,
 	for (unsigned int c = 0; c < NR_CLASSES && used < len; c++)
 		used += snprintf(buf + used, len - used, " %8llu",
 				 (unsigned long long)class_allocs(row, c));
+	/* of those, the folios whose order the append ramp chose */
+	if (used < len)
+		used += count_cell(buf + used, len - used, 6, shmem_row_ramped(row),
+				   signals & SHMEM_SIG_RAMP);
 	if (used < len)
 		used += snprintf(buf + used, len - used, " %7llu",
 				 (unsigned long long)row->fallbacks);
@@ -209,7 +213,8 @@ static void format_summary(char *buf, size_t len, const struct shmem_snapshot *d
 {
 	size_t used = snprintf(buf, len, "allocs:");
 	char size[16];
-	__u64 fallbacks = 0, splits = 0;
+	__u64 fallbacks = 0, splits = 0, ramped = 0, ramped_fallbacks = 0;
+	bool ramp = d->info.signals & SHMEM_SIG_RAMP;
 
 	for (unsigned int o = 0; o < SHMEM_NR_ORDERS && used < len; o++) {
 		__u64 n = shmem_order_allocs(d, o);
@@ -221,14 +226,26 @@ static void format_summary(char *buf, size_t len, const struct shmem_snapshot *d
 				 (unsigned long long)n);
 	}
 	for (unsigned int o = 0; o < SHMEM_NR_ORDERS; o++) {
-		for (unsigned int r = 0; r < SHMEM_STAT_NR_FALLBACKS; r++)
+		ramped += d->totals.ramp_allocs[o];
+		for (unsigned int r = 0; r < SHMEM_STAT_NR_FALLBACKS; r++) {
 			fallbacks += d->totals.fallbacks[o][r];
+			ramped_fallbacks += d->totals.ramp_fallbacks[o][r];
+		}
 		for (unsigned int r = 0; r < SHMEM_STAT_NR_SPLITS; r++)
 			splits += d->totals.splits[o][r].done;
 	}
 	if (used < len)
-		used += snprintf(buf + used, len - used, " | fallbacks %llu | splits",
+		used += snprintf(buf + used, len - used, " | ramped");
+	if (used < len)
+		used += count_cell(buf + used, len - used, 0, ramped, ramp);
+	if (used < len)
+		used += snprintf(buf + used, len - used, " | fallbacks %llu",
 				 (unsigned long long)fallbacks);
+	if (ramp && used < len)
+		used += snprintf(buf + used, len - used, " (%llu ramped)",
+				 (unsigned long long)ramped_fallbacks);
+	if (used < len)
+		used += snprintf(buf + used, len - used, " | splits");
 	if (used < len)
 		used += count_cell(buf + used, len - used, 0, splits,
 				   d->info.signals & SHMEM_SIG_SPLITS);

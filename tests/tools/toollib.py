@@ -9,6 +9,10 @@ import time
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = TOP + "/build/bin"
 TIMEOUT = 300
+TRACEFS = "/sys/kernel/tracing"
+# The programs for allocation events of 5 arguments (no ramp_orders): the
+# loader takes them only where the 6-argument ones cannot load
+EVENTS5_PROGS = ["alloc_folio5", "alloc_fallback5"]
 
 
 class TAP:
@@ -122,3 +126,56 @@ def our_programs(loaded=False, section=""):
 
 def bpffs_leftovers(expected=()):
     return [n for n in os.listdir("/sys/fs/bpf") if n not in expected]
+
+
+def exporter_scrape(opts, port, workload=None):
+    """(serving, text): one scrape of an exporter started with @opts on
+    @port, after @workload.  It says first what this kernel cannot
+    observe, if anything, then that it serves, once loaded and bound."""
+    exporter = subprocess.Popen([BIN + "/shmem-exporter", "-P", str(port)] + opts,
+                                stderr=subprocess.PIPE, text=True)
+    try:
+        serving = any("serving" in exporter.stderr.readline() for _ in range(2))
+        if serving and workload:
+            run(workload, check=True)
+        return serving, run(["curl", "-sf", "http://127.0.0.1:%d/metrics" % port]).stdout
+    finally:
+        exporter.terminate()
+        exporter.wait()
+
+
+def traced(events, fn):
+    """@fn() with the kernel's shmem trace events @events on in tracefs:
+    (what it returned, each event as a dict of its fields, with "event"
+    its name and "ramp" whether it ends in the ramp flag)"""
+    def enable(value):
+        # tracing_on too: the kernel tests before leave it off
+        for path in ["tracing_on"] + ["events/shmem/%s/enable" % e for e in events]:
+            with open("%s/%s" % (TRACEFS, path), "w") as f:
+                f.write(value)
+    with open(TRACEFS + "/trace", "w"):
+        pass
+    enable("1")
+    try:
+        result = fn()
+    finally:
+        enable("0")
+    parsed = []
+    with open(TRACEFS + "/trace") as f:
+        for line in f:
+            m = re.search(r" (shmem_\w+): (.*)$", line)
+            if not m:
+                continue
+            words = m.group(2).split()
+            ramp = len(words) % 2 == 1 and words[-1] == "ramp"
+            fields = dict(zip(words[0::2], words[1::2]))
+            fields.update(event=m.group(1), ramp=ramp)
+            parsed.append(fields)
+    return result, parsed
+
+
+def events_of(events, path):
+    """The traced @events of the file at @path (its device and inode)"""
+    st = os.stat(path)
+    dev = "%d:%d" % (os.major(st.st_dev), os.minor(st.st_dev))
+    return [e for e in events if e.get("dev") == dev and int(e["ino"], 16) == st.st_ino]

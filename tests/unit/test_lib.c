@@ -63,7 +63,7 @@ static void test_missing(void)
 	};
 
 	shmem_missing_signals(&fallback_mode, buf, sizeof(buf));
-	check(!strcmp(buf, "exact allocation paths, fallback reasons, block-uptodate transitions, bytes zeroed, splits, swap-in allocations"),
+	check(!strcmp(buf, "exact allocation paths, fallback reasons, block-uptodate transitions, bytes zeroed, splits, swap-in allocations, append ramp"),
 	      "missing signals of the fallback mode: %s", buf);
 	shmem_missing_signals(&all, buf, sizeof(buf));
 	check(!*buf, "nothing missing with every signal");
@@ -364,7 +364,7 @@ static void test_json(void)
 		json_object_object_get(v, "allocs"), "2M")) == 4,
 	      "JSON: file row with name, device and 2M allocations");
 	check(!strcmp(json_object_get_string(json_object_object_get(o, "mode")), "fallback") &&
-	      json_object_array_length(json_object_object_get(o, "missing")) == 11,
+	      json_object_array_length(json_object_object_get(o, "missing")) == 12,
 	      "JSON: mode and missing signals");
 	v = json_object_object_get(json_object_object_get(o, "rows"), "files");
 	check(v && json_object_get_int(json_object_object_get(v, "present")) == 2 &&
@@ -499,9 +499,21 @@ static long long sample(const char *text, const char *series)
 	return p && p[strlen(series)] == ' ' ? atoll(p + strlen(series) + 1) : -1;
 }
 
-static void test_metrics(void)
+/* The mounts of a mountinfo with one: device 0:30 on /mnt/large */
+static void one_mount(struct shmem_mounts *mounts)
 {
 	char mountinfo[] = "/tmp/shmem-unit-mi-XXXXXX";
+	int fd = mkstemp(mountinfo);
+
+	if (fd < 0 || dprintf(fd, "22 1 0:30 / /mnt/large rw - tmpfs t rw\n") < 0)
+		die("mountinfo");
+	close(fd);
+	shmem_mounts_read(mountinfo, mounts);
+	unlink(mountinfo);
+}
+
+static void test_metrics(void)
+{
 	struct shmem_snapshot s = {};
 	struct shmem_mounts mounts;
 	struct shmem_row_entry *e;
@@ -509,14 +521,8 @@ static void test_metrics(void)
 	long long last = 0;
 	bool monotonic = true, exact = true;
 	int nr_bounds = 0;
-	int fd = mkstemp(mountinfo);
 
-	if (fd < 0 || dprintf(fd, "22 1 0:30 / /mnt/large rw - tmpfs t rw\n") < 0)
-		die("mountinfo");
-	close(fd);
-	shmem_mounts_read(mountinfo, &mounts);
-	unlink(mountinfo);
-
+	one_mount(&mounts);
 	s.info.tracepoints = 1;
 	s.info.signals = SHMEM_SIG_ALLOCS | SHMEM_SIG_LAT_ALLOC | SHMEM_SIG_LAT_UPTODATE;
 	s.info.rows = 1U << SHMEM_ROWS_FILES | 1U << SHMEM_ROWS_FSES;
@@ -606,6 +612,85 @@ static void test_metrics(void)
 	      "metrics: no per-file or per-file-system series unless kept");
 	check(text && !strstr(text, "_latency_seconds") && !strstr(text, "uptodate_seconds"),
 	      "metrics: no histogram without --latency");
+	free(text);
+	shmem_mounts_free(&mounts);
+	shmem_snapshot_free(&s);
+}
+
+/*
+ * What the append ramp chose: in JSON and the exposition where the events
+ * say it (ramp_orders), left out where they cannot, never served as 0s
+ */
+static void test_ramp(void)
+{
+	const char *files = "shmem_file_folio_ramp_allocs_total{order=\"9\",size=\"2M\",device=\"0:30\",mountpoint=\"/mnt/large\",inode=\"7\",name=\"log\"}";
+	const char *fses = "shmem_filesystem_folio_ramp_allocs_total{order=\"1\",size=\"8K\",device=\"0:30\",mountpoint=\"/mnt/large\"}";
+	struct shmem_snapshot s = {};
+	struct shmem_mounts mounts;
+	json_object *o, *v;
+	char *text;
+
+	one_mount(&mounts);
+	s.info.tracepoints = 1;
+	s.info.signals = SHMEM_SIG_ALLOCS | SHMEM_SIG_FALLBACKS | SHMEM_SIG_RAMP;
+	s.info.rows = 1U << SHMEM_ROWS_FILES | 1U << SHMEM_ROWS_FSES;
+	s.totals.allocs[0][SHMEM_STAT_PATH_WRITE] = 16;
+	s.totals.allocs[1][SHMEM_STAT_PATH_WRITE] = 8;
+	s.totals.allocs[9][SHMEM_STAT_PATH_WRITE] = 2;
+	s.totals.ramp_allocs[1] = 8;
+	s.totals.ramp_allocs[9] = 1;
+	s.totals.fallbacks[9][SHMEM_STAT_FB_CHARGE] = 3;
+	s.totals.ramp_fallbacks[9][SHMEM_STAT_FB_CHARGE] = 2;
+	for (int k = SHMEM_ROWS_FILES; k <= SHMEM_ROWS_FSES; k += SHMEM_ROWS_FSES) {
+		struct shmem_row_entry *e = add_row(&s, k, k ? 30 : 7, k ? "tmpfs" : "log");
+
+		e->dev = 30;
+		memcpy(e->row.allocs, s.totals.ramp_allocs, sizeof(e->row.allocs));
+		e->row.allocs[0] = 16;
+		memcpy(e->row.ramp_allocs, s.totals.ramp_allocs, sizeof(e->row.ramp_allocs));
+		e->row.fallbacks = 3;
+		e->row.ramp_fallbacks = 2;
+	}
+
+	o = shmem_snapshot_json(&s, 1.0, 10);
+	v = json_object_array_get_idx(json_object_object_get(o, "files"), 0);
+	check(json_object_get_int(json_object_object_get(json_object_object_get(o, "ramp_orders"), "8K")) == 8 &&
+	      json_object_get_int(json_object_object_get(json_object_object_get(o, "ramp_orders"), "2M")) == 1 &&
+	      json_object_object_length(json_object_object_get(o, "ramp_orders")) == 2 &&
+	      json_object_get_int(json_object_object_get(json_object_array_get_idx(
+		json_object_object_get(o, "ramp_fallbacks"), 0), "count")) == 2 &&
+	      json_object_get_int(json_object_object_get(json_object_object_get(v, "ramp_allocs"), "2M")) == 1 &&
+	      json_object_get_int(json_object_object_get(v, "ramp_fallbacks")) == 2,
+	      "JSON: ramp_orders, ramp_fallbacks, and each row's ramp_allocs and ramp_fallbacks");
+	json_object_put(o);
+	text = shmem_metrics_text(&s, &mounts, 1);
+	check(text && sample(text, "shmem_folio_ramp_allocs_total{order=\"1\",size=\"8K\"}") == 8 &&
+	      sample(text, "shmem_folio_ramp_allocs_total{order=\"9\",size=\"2M\"}") == 1 &&
+	      !strstr(text, "shmem_folio_ramp_allocs_total{order=\"0\"") &&
+	      sample(text, "shmem_folio_ramp_fallbacks_total{order=\"9\",size=\"2M\",reason=\"charge\"}") == 2 &&
+	      sample(text, "shmem_folio_allocs_total{order=\"1\",size=\"8K\",path=\"write\"}") == 8 &&
+	      sample(text, fses) == 8 && sample(text, files) == 1 &&
+	      sample(text, "shmem_tracing_signal{signal=\"ramp\"}") == 1,
+	      "metrics: ramped allocations by order, ramped fallbacks by order and reason, per file system and file");
+	free(text);
+
+	/* events without ramp_orders: all else observed */
+	s.info.signals = ((1U << SHMEM_NR_SIGNALS) - 1) & ~SHMEM_SIG_RAMP;
+	o = shmem_snapshot_json(&s, 1.0, 10);
+	v = json_object_array_get_idx(json_object_object_get(o, "files"), 0);
+	check(!json_object_object_get_ex(o, "ramp_orders", NULL) &&
+	      !json_object_object_get_ex(o, "ramp_fallbacks", NULL) &&
+	      !json_object_object_get_ex(v, "ramp_allocs", NULL) &&
+	      !json_object_object_get_ex(v, "ramp_fallbacks", NULL) &&
+	      json_object_array_length(json_object_object_get(o, "missing")) == 1 &&
+	      !strcmp(json_object_get_string(json_object_array_get_idx(
+		json_object_object_get(o, "missing"), 0)), "append ramp"),
+	      "JSON without the ramp: no ramp fields, \"append ramp\" missing");
+	json_object_put(o);
+	text = shmem_metrics_text(&s, &mounts, 1);
+	check(text && !strstr(text, "ramp_allocs_total") && !strstr(text, "ramp_fallbacks_total") &&
+	      sample(text, "shmem_tracing_signal{signal=\"ramp\"}") == 0,
+	      "metrics without the ramp: no ramp series, shmem_tracing_signal 0 for it");
 	free(text);
 	shmem_mounts_free(&mounts);
 	shmem_snapshot_free(&s);
@@ -706,6 +791,7 @@ int main(void)
 	test_json_reused_pid();
 	test_log2();
 	test_metrics();
+	test_ramp();
 	test_split_command();
 	test_signal_in_wait();
 	test_signal_interrupts_write();

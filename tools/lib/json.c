@@ -49,6 +49,12 @@ static json_object *row_json(enum shmem_row_kind kind,
 	json_object_object_add(o, "fallbacks",
 			       json_object_new_uint64(e->row.fallbacks));
 	/* what this kernel cannot observe is left out, not reported as 0 */
+	if (signals & SHMEM_SIG_RAMP) {
+		json_object_object_add(o, "ramp_allocs",
+				       orders_json(e->row.ramp_allocs));
+		json_object_object_add(o, "ramp_fallbacks",
+				       json_object_new_uint64(e->row.ramp_fallbacks));
+	}
 	if (signals & SHMEM_SIG_SPLITS)
 		json_object_object_add(o, "splits",
 				       json_object_new_uint64(e->row.splits));
@@ -95,6 +101,26 @@ static json_object *order_reason_json(unsigned int order, const char *reason)
 	return o;
 }
 
+/* [{"size": "2M", "order": 9, "reason": "charge", "count": 1}, ...] */
+static json_object *fallbacks_json(const __u64 (*counts)[SHMEM_STAT_NR_FALLBACKS])
+{
+	json_object *list = json_object_new_array();
+
+	for (unsigned int order = 0; order < SHMEM_NR_ORDERS; order++) {
+		for (unsigned int r = 0; r < SHMEM_STAT_NR_FALLBACKS; r++) {
+			json_object *f;
+
+			if (!counts[order][r])
+				continue;
+			f = order_reason_json(order, shmem_fallback_name(r));
+			json_object_object_add(f, "count",
+					       json_object_new_uint64(counts[order][r]));
+			json_object_array_add(list, f);
+		}
+	}
+	return list;
+}
+
 /* {"files": {"present": 12, "capacity": 10240, "dropped": 0}, ...} */
 static json_object *rows_json(const struct shmem_snapshot *s)
 {
@@ -123,7 +149,6 @@ json_object *shmem_snapshot_json(const struct shmem_snapshot *s, double secs,
 	json_object *root = json_object_new_object();
 	json_object *orders = json_object_new_object();
 	json_object *paths = json_object_new_object();
-	json_object *fallbacks = json_object_new_array();
 	json_object *splits = json_object_new_array();
 	json_object *blocks = json_object_new_object();
 	json_object *zeroed = json_object_new_object();
@@ -179,18 +204,12 @@ json_object *shmem_snapshot_json(const struct shmem_snapshot *s, double secs,
 				       orders_json(by_order));
 	}
 	json_object_object_add(root, "paths", paths);
+	/* of those, what the append ramp chose: left out where not observed */
+	if (s->info.signals & SHMEM_SIG_RAMP)
+		json_object_object_add(root, "ramp_orders",
+				       orders_json(s->totals.ramp_allocs));
 
 	for (unsigned int order = 0; order < SHMEM_NR_ORDERS; order++) {
-		for (unsigned int r = 0; r < SHMEM_STAT_NR_FALLBACKS; r++) {
-			json_object *f;
-
-			if (!s->totals.fallbacks[order][r])
-				continue;
-			f = order_reason_json(order, shmem_fallback_name(r));
-			json_object_object_add(f, "count", json_object_new_uint64(
-				s->totals.fallbacks[order][r]));
-			json_object_array_add(fallbacks, f);
-		}
 		for (unsigned int r = 0; r < SHMEM_STAT_NR_SPLITS; r++) {
 			const struct shmem_split_count *c = &s->totals.splits[order][r];
 			json_object *f;
@@ -204,7 +223,11 @@ json_object *shmem_snapshot_json(const struct shmem_snapshot *s, double secs,
 			json_object_array_add(splits, f);
 		}
 	}
-	json_object_object_add(root, "fallbacks", fallbacks);
+	json_object_object_add(root, "fallbacks",
+			       fallbacks_json(s->totals.fallbacks));
+	if (s->info.signals & SHMEM_SIG_RAMP)
+		json_object_object_add(root, "ramp_fallbacks",
+				       fallbacks_json(s->totals.ramp_fallbacks));
 	json_object_object_add(root, "splits", splits);
 
 	/* what this kernel cannot observe is left out, not reported as 0 */

@@ -51,6 +51,18 @@ static void print_allocs(FILE *out, const struct shmem_snapshot *s)
 				(unsigned long long)s->totals.allocs[o][p]);
 		}
 	}
+	/* a signal this kernel cannot observe has no series, not zeros */
+	if (!(s->info.signals & SHMEM_SIG_RAMP))
+		return;
+	header(out, "shmem_folio_ramp_allocs_total", "counter",
+	       "Of shmem_folio_allocs_total, the folios whose order the append ramp of a large_folios mount chose, by order.");
+	for (unsigned int o = 0; o < SHMEM_NR_ORDERS; o++) {
+		if (!s->totals.ramp_allocs[o])
+			continue;
+		fprintf(out, "shmem_folio_ramp_allocs_total{");
+		order_labels(out, o);
+		fprintf(out, "} %llu\n", (unsigned long long)s->totals.ramp_allocs[o]);
+	}
 }
 
 /* device and mountpoint labels of a file system (dev_t) */
@@ -64,6 +76,31 @@ static void fs_labels(FILE *out, const struct shmem_mounts *mounts, __u32 dev)
 	fputc('"', out);
 }
 
+/*
+ * @name{order,size,device,mountpoint[,inode,name]} for each order of
+ * @by_order, a count of row @e (a file system's, or a file's)
+ */
+static void row_samples(FILE *out, const char *name, const __u64 *by_order,
+			const struct shmem_row_entry *e, bool file,
+			const struct shmem_mounts *mounts)
+{
+	for (unsigned int o = 0; o < SHMEM_NR_ORDERS; o++) {
+		if (!by_order[o])
+			continue;
+		fprintf(out, "%s{", name);
+		order_labels(out, o);
+		fputc(',', out);
+		fs_labels(out, mounts, e->dev);
+		if (file) {
+			fprintf(out, ",inode=\"%llu\",name=\"",
+				(unsigned long long)e->id);
+			label_value(out, e->name);
+			fputc('"', out);
+		}
+		fprintf(out, "} %llu\n", (unsigned long long)by_order[o]);
+	}
+}
+
 static void print_filesystems(FILE *out, const struct shmem_snapshot *s,
 			      const struct shmem_mounts *mounts)
 {
@@ -71,18 +108,16 @@ static void print_filesystems(FILE *out, const struct shmem_snapshot *s,
 
 	header(out, "shmem_filesystem_folio_allocs_total", "counter",
 	       "shmem folios allocated per file system, by order (rows the fses map kept).");
-	for (size_t i = 0; i < s->nr_rows[SHMEM_ROWS_FSES]; i++) {
-		for (unsigned int o = 0; o < SHMEM_NR_ORDERS; o++) {
-			if (!rows[i].row.allocs[o])
-				continue;
-			fprintf(out, "shmem_filesystem_folio_allocs_total{");
-			order_labels(out, o);
-			fputc(',', out);
-			fs_labels(out, mounts, rows[i].dev);
-			fprintf(out, "} %llu\n",
-				(unsigned long long)rows[i].row.allocs[o]);
-		}
-	}
+	for (size_t i = 0; i < s->nr_rows[SHMEM_ROWS_FSES]; i++)
+		row_samples(out, "shmem_filesystem_folio_allocs_total",
+			    rows[i].row.allocs, &rows[i], false, mounts);
+	if (!(s->info.signals & SHMEM_SIG_RAMP))
+		return;
+	header(out, "shmem_filesystem_folio_ramp_allocs_total", "counter",
+	       "Of shmem_filesystem_folio_allocs_total, the folios whose order the append ramp chose.");
+	for (size_t i = 0; i < s->nr_rows[SHMEM_ROWS_FSES]; i++)
+		row_samples(out, "shmem_filesystem_folio_ramp_allocs_total",
+			    rows[i].row.ramp_allocs, &rows[i], false, mounts);
 }
 
 /* name{order,size,reason} value, for every non-zero cell */
@@ -112,6 +147,12 @@ static __u64 fallbacks_of(const struct shmem_snapshot *s, unsigned int o,
 	return s->totals.fallbacks[o][r];
 }
 
+static __u64 ramp_fallbacks_of(const struct shmem_snapshot *s, unsigned int o,
+			       unsigned int r)
+{
+	return s->totals.ramp_fallbacks[o][r];
+}
+
 static __u64 splits_done(const struct shmem_snapshot *s, unsigned int o,
 			 unsigned int r)
 {
@@ -131,6 +172,13 @@ static void print_fallbacks_splits(FILE *out, const struct shmem_snapshot *s)
 	order_reason_samples(out, "shmem_folio_fallbacks_total",
 			     SHMEM_STAT_NR_FALLBACKS, shmem_fallback_name,
 			     fallbacks_of, s);
+	if (s->info.signals & SHMEM_SIG_RAMP) {
+		header(out, "shmem_folio_ramp_fallbacks_total", "counter",
+		       "Of shmem_folio_fallbacks_total, orders the append ramp chose, by order and reason.");
+		order_reason_samples(out, "shmem_folio_ramp_fallbacks_total",
+				     SHMEM_STAT_NR_FALLBACKS, shmem_fallback_name,
+				     ramp_fallbacks_of, s);
+	}
 	header(out, "shmem_folio_splits_total", "counter",
 	       "Large shmem folios split, by order before and reason.");
 	order_reason_samples(out, "shmem_folio_splits_total",
@@ -287,31 +335,26 @@ static void print_kernel(FILE *out, const struct shmem_snapshot *s)
 static void print_files(FILE *out, struct shmem_snapshot *s,
 			const struct shmem_mounts *mounts, size_t top)
 {
+	const struct shmem_row_entry *rows = s->rows[SHMEM_ROWS_FILES];
 	size_t shown = 0;
 
 	header(out, "shmem_file_folio_allocs_total", "counter",
 	       "Folios allocated per file, for the files with the most.");
 	shmem_rows_sort(s, SHMEM_ROWS_FILES, SHMEM_SORT_ALLOCS);
-	for (size_t i = 0; i < s->nr_rows[SHMEM_ROWS_FILES] && shown < top; i++) {
-		const struct shmem_row_entry *e = &s->rows[SHMEM_ROWS_FILES][i];
-
-		if (!shmem_row_allocs(&e->row))
-			break;
-		for (unsigned int o = 0; o < SHMEM_NR_ORDERS; o++) {
-			if (!e->row.allocs[o])
-				continue;
-			fprintf(out, "shmem_file_folio_allocs_total{");
-			order_labels(out, o);
-			fputc(',', out);
-			fs_labels(out, mounts, e->dev);
-			fprintf(out, ",inode=\"%llu\",name=\"",
-				(unsigned long long)e->id);
-			label_value(out, e->name);
-			fprintf(out, "\"} %llu\n",
-				(unsigned long long)e->row.allocs[o]);
-		}
+	/* the busiest first: the rest have none */
+	while (shown < s->nr_rows[SHMEM_ROWS_FILES] && shown < top &&
+	       shmem_row_allocs(&rows[shown].row))
 		shown++;
-	}
+	for (size_t i = 0; i < shown; i++)
+		row_samples(out, "shmem_file_folio_allocs_total", rows[i].row.allocs,
+			    &rows[i], true, mounts);
+	if (!(s->info.signals & SHMEM_SIG_RAMP))
+		return;
+	header(out, "shmem_file_folio_ramp_allocs_total", "counter",
+	       "Of shmem_file_folio_allocs_total, the folios whose order the append ramp chose.");
+	for (size_t i = 0; i < shown; i++)
+		row_samples(out, "shmem_file_folio_ramp_allocs_total",
+			    rows[i].row.ramp_allocs, &rows[i], true, mounts);
 }
 
 static void print_signals(FILE *out, const struct shmem_snapshot *s)

@@ -27,13 +27,14 @@ static const char *const row_kind_names[SHMEM_NR_ROW_KINDS] = {
 	"files", "procs", "cgroups", "fses",
 };
 static const char *const sort_names[SHMEM_NR_SORTS] = {
-	"allocs", "large", "fallbacks", "splits", "partial", "latency", "name",
+	"allocs", "large", "fallbacks", "splits", "partial", "latency", "ramp",
+	"name",
 };
 
 static const char *const signal_labels[SHMEM_NR_SIGNALS] = {
 	"allocs", "paths", "fallbacks", "fallback_reasons", "blocks", "zeroed",
 	"splits", "alloc_latency", "write_latency", "fault_latency",
-	"fallocate_latency", "uptodate_latency", "swapins",
+	"fallocate_latency", "uptodate_latency", "swapins", "ramp",
 };
 
 /* What each signal is, for the line that says which ones are missing. */
@@ -42,7 +43,7 @@ static const char *const signal_names[SHMEM_NR_SIGNALS] = {
 	"fallback reasons", "block-uptodate transitions", "bytes zeroed",
 	"splits", "allocation latency", "write latency", "fault latency",
 	"fallocate latency", "allocated-to-uptodate time",
-	"swap-in allocations",
+	"swap-in allocations", "append ramp",
 };
 
 #define NAME_OF(table, i) ((i) < ARRAY_SIZE(table) ? (table)[i] : "?")

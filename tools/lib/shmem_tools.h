@@ -183,6 +183,8 @@ void shmem_snapshot_free(struct shmem_snapshot *s);
 
 __u64 shmem_row_allocs(const struct shmem_row *row);
 __u64 shmem_row_large(const struct shmem_row *row);
+/* Allocations whose order the append ramp chose, over every order */
+__u64 shmem_row_ramped(const struct shmem_row *row);
 /* Mean time per allocation attempt, in ns (0 without latency) */
 double shmem_row_latency(const struct shmem_row *row);
 /* Anything counted in the row: allocations, fallbacks, splits, ... */
@@ -204,6 +206,7 @@ enum shmem_sort {
 	SHMEM_SORT_SPLITS,
 	SHMEM_SORT_PARTIAL,
 	SHMEM_SORT_LATENCY,
+	SHMEM_SORT_RAMP,	/* allocations whose order the append ramp chose */
 	SHMEM_SORT_NAME,
 	SHMEM_NR_SORTS,
 };

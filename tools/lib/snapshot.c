@@ -355,13 +355,23 @@ fail:
 	return -1;
 }
 
-__u64 shmem_row_allocs(const struct shmem_row *row)
+static __u64 sum_orders(const __u64 *by_order)
 {
 	__u64 n = 0;
 
 	for (int o = 0; o < SHMEM_NR_ORDERS; o++)
-		n += row->allocs[o];
+		n += by_order[o];
 	return n;
+}
+
+__u64 shmem_row_allocs(const struct shmem_row *row)
+{
+	return sum_orders(row->allocs);
+}
+
+__u64 shmem_row_ramped(const struct shmem_row *row)
+{
+	return sum_orders(row->ramp_allocs);
 }
 
 __u64 shmem_row_large(const struct shmem_row *row)
@@ -405,6 +415,8 @@ static __u64 row_sort_value(const struct shmem_row *row, enum shmem_sort sort)
 		return row->partial;
 	case SHMEM_SORT_LATENCY:
 		return shmem_row_latency(row);
+	case SHMEM_SORT_RAMP:
+		return shmem_row_ramped(row);
 	default:
 		return shmem_row_allocs(row);
 	}

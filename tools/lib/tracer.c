@@ -80,15 +80,25 @@ static const struct {
 	const char *params;
 	/* loaded only where this program cannot attach */
 	const char *instead_of;
+	/* tp_btf: the tracepoint arguments the program reads (0: unchecked) */
+	int tp_args;
 } progs[] = {
 	/*
 	 * The fallback mode's hooks miss swap-in: shmem_swapin_folio()
 	 * allocates through the swap cache
 	 */
-	{ .prog = "alloc_folio", .when = TRACEPOINTS,
-	  .signals = SHMEM_SIG_ALLOCS | SHMEM_SIG_PATHS | SHMEM_SIG_SWAPINS },
-	{ .prog = "alloc_fallback", .when = TRACEPOINTS,
+	{ .prog = "alloc_folio", .when = TRACEPOINTS, .tp_args = 6,
+	  .signals = SHMEM_SIG_ALLOCS | SHMEM_SIG_PATHS | SHMEM_SIG_SWAPINS |
+		     SHMEM_SIG_RAMP },
+	{ .prog = "alloc_fallback", .when = TRACEPOINTS, .tp_args = 6,
 	  .signals = SHMEM_SIG_FALLBACKS | SHMEM_SIG_FB_REASONS },
+	/* events of 5 arguments, before the append ramp: no ramp_orders */
+	{ .prog = "alloc_folio5", .when = TRACEPOINTS,
+	  .signals = SHMEM_SIG_ALLOCS | SHMEM_SIG_PATHS | SHMEM_SIG_SWAPINS,
+	  .instead_of = "alloc_folio" },
+	{ .prog = "alloc_fallback5", .when = TRACEPOINTS,
+	  .signals = SHMEM_SIG_FALLBACKS | SHMEM_SIG_FB_REASONS,
+	  .instead_of = "alloc_fallback" },
 	{ .prog = "block_uptodate", .when = TRACEPOINTS,
 	  .signals = SHMEM_SIG_BLOCKS },
 	{ .prog = "block_clear", .when = TRACEPOINTS },
@@ -283,17 +293,54 @@ static bool target_exists(const struct btf *vmlinux, struct bpf_program *prog)
 	       func_attachable(func);
 }
 
+/*
+ * The arguments tracepoint @tp passes a tp_btf program: those of its
+ * btf_trace_ typedef, a pointer to a function whose first parameter is
+ * the tracepoint's own data (void *__data); -1 without one.
+ */
+static int tp_args(const struct btf *vmlinux, const char *tp)
+{
+	const struct btf_type *t;
+	char name[128];
+	int id;
+
+	snprintf(name, sizeof(name), "btf_trace_%s", tp);
+	id = btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF);
+	if (id <= 0)
+		return -1;
+	t = btf__type_by_id(vmlinux, btf__type_by_id(vmlinux, id)->type);
+	if (!t || !btf_is_ptr(t))
+		return -1;
+	t = btf__type_by_id(vmlinux, t->type);
+	return t && btf_is_func_proto(t) ? btf_vlen(t) - 1 : -1;
+}
+
+/*
+ * Can the program of progs[] named @name attach here?  A tp_btf one
+ * must get every argument it reads: the verifier refuses the load of a
+ * program that reads past a tracepoint's last.
+ */
+static bool usable(struct bpf_object *obj, const struct btf *vmlinux,
+		   const char *name)
+{
+	struct bpf_program *prog = bpf_object__find_program_by_name(obj, name);
+	int i = prog_index(name);
+
+	if (i < 0 || !target_exists(vmlinux, prog))
+		return false;
+	return !progs[i].tp_args ||
+	       tp_args(vmlinux, strchr(bpf_program__section_name(prog), '/') + 1) >=
+	       progs[i].tp_args;
+}
+
 /* Is progs[@i] to be loaded in @mode on this kernel? */
 static bool wanted(struct shmem_bpf *skel, const struct btf *vmlinux, int i,
 		   unsigned int mode)
 {
-	struct bpf_object *obj = skel->obj;
-
-	if (!(progs[i].when & mode) ||
-	    !target_exists(vmlinux, bpf_object__find_program_by_name(obj, progs[i].prog)))
+	if (!(progs[i].when & mode) || !usable(skel->obj, vmlinux, progs[i].prog))
 		return false;
 	return !progs[i].instead_of ||
-	       !target_exists(vmlinux, bpf_object__find_program_by_name(obj, progs[i].instead_of));
+	       !usable(skel->obj, vmlinux, progs[i].instead_of);
 }
 
 /*
@@ -361,6 +408,7 @@ static int configure(struct shmem_bpf *skel, const struct btf *vmlinux,
 	if (opts->latency && tracepoints)
 		info->signals |= SHMEM_SIG_LAT_UPTODATE;
 	skel->rodata->count_in_fexit = !tracepoints;
+	skel->rodata->ramp_args = bpf_program__autoload(skel->progs.alloc_folio);
 	skel->rodata->latency = opts->latency;
 	skel->rodata->call_latency = opts->call_latency;
 	skel->rodata->alloc_timed = alloc_timed;
