@@ -615,7 +615,7 @@ static void model_extend(long s, long e)
  * The append ramp of large_folios mounts: a write() that continues the
  * file's run of appends (it starts at EOF, where the last write that
  * extended the file ended) may get a folio up to an eighth of the run,
- * aligned, reaching past its own end.  Each step of the write (at its
+ * aligned, below PMD size, reaching past its own end.  Each step of the write (at its
  * start, and at any page boundary at or past the old EOF once it extends
  * the file) may be such an allocation.  The run's start is exact when the
  * write starts at or past EOF, a lower bound otherwise, so the pages it
@@ -626,7 +626,7 @@ static int ramp_order(long index, long run)
 	long eighth = run / PAGE / 8;
 	int order = 0;
 
-	while (order < 9 && (2L << order) <= eighth)
+	while (order < 8 && (2L << order) <= eighth)	/* never PMD-sized */
 		order++;
 	while (order && (index & ((1L << order) - 1)))
 		order--;

@@ -301,6 +301,13 @@ void test_kernel_log(void)
  */
 bool run_in_memcg(const char *max, void (*fn)(void *), void *arg, long *swapped)
 {
+	return run_in_memcg_swap(max, NULL, fn, arg, swapped);
+}
+
+/* The same, with memory.swap.max set to swap_max unless it is NULL */
+bool run_in_memcg_swap(const char *max, const char *swap_max, void (*fn)(void *), void *arg,
+		       long *swapped)
+{
 	char pid[32];
 	int status;
 	pid_t child;
@@ -310,6 +317,8 @@ bool run_in_memcg(const char *max, void (*fn)(void *), void *arg, long *swapped)
 	if (mkdir(MEMCG, 0755))
 		die(MEMCG);
 	sysfs_write(MEMCG "/memory.max", max);
+	if (swap_max)
+		sysfs_write(MEMCG "/memory.swap.max", swap_max);
 	child = fork();
 	if (child < 0)
 		die("fork");

@@ -8,9 +8,11 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <linux/falloc.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -19,19 +21,20 @@
 
 #include "lib.h"
 
-#define PMD_ORDER 9
+/* Half of PMD size: a PMD could map a PMD-sized folio across EOF */
+#define RAMP_MAX_ORDER 8
 
 /*
  * The rule: a write that continues a run of appends that began at page
  * @start may use, at page @index, the order of an eighth of the run so
- * far, up to the PMD order, aligned at @index.
+ * far, up to RAMP_MAX_ORDER, aligned at @index.
  */
 static int ramp_order(long index, long start)
 {
 	long eighth = (index - start) / 8;
 	int order = 0;
 
-	while (order < PMD_ORDER && (2L << order) <= eighth)
+	while (order < RAMP_MAX_ORDER && (2L << order) <= eighth)
 		order++;
 	while (order && (index & ((1L << order) - 1)))
 		order--;
@@ -148,15 +151,18 @@ static void test_appends(const char *large)
 	      first[order1].order == 1 && first[n - 1].order == 4,
 	      "the first MiB: 16 pages, then 8K folios from 64K on, 48 folios (%d, "
 	      "the first larger one the %dth)", n, order1);
-	n = 0;
-	for (int i = 0; i < t.nr; i++)
-		n += !strcmp(t.ev[i].name, "shmem_alloc_folio") && num(&t.ev[i], "order") == 9 &&
-		     num(&t.ev[i], "index") == 4096;
-	check(n == 1, "the first PMD-sized folio at 16M");
+	n = order1 = 0;
+	for (int i = 0; i < t.nr; i++) {
+		bool alloc = !strcmp(t.ev[i].name, "shmem_alloc_folio");
+
+		n += alloc && num(&t.ev[i], "order") == 8 && num(&t.ev[i], "index") == 2048;
+		order1 += alloc && num(&t.ev[i], "order") >= 9;
+	}
+	check(n == 1 && !order1, "the first 1M folio at 8M, no PMD-sized folio (%d)", order1);
 	check(has_pattern(fd, 0, pages * PAGE, 0, 1), "20M of appends read back");
 	check(blocks_of(fd) == pages * PAGE / 512, "st_blocks is the file's 20M: nothing past EOF (%ld)",
 	      blocks_of(fd));
-	check(folio_order_at(fd, 19 * MB, NULL) == 9, "/proc/kpageflags: a PMD-sized folio at 19M");
+	check(folio_order_at(fd, 19 * MB, NULL) == 8, "/proc/kpageflags: a 1M folio at 19M");
 	free(t.ev);
 	close(fd);
 }
@@ -466,6 +472,93 @@ static void test_memcg_refuses(const char *large)
 	close(memcg_fd);
 }
 
+/*
+ * A PMD may map a PMD-sized folio across EOF: the ramp never makes one, so
+ * a shared mapping of a file of appends still faults past EOF (SIGBUS).
+ */
+static void test_sigbus_past_eof(const char *large)
+{
+	int fd = open_new(large, "r-sigbus"), status;
+	pid_t child;
+
+	append_pages(fd, 0, 17 * MB / PAGE, 23);
+	child = fork();
+	if (child < 0)
+		die("fork");
+	if (child == 0) {
+		char *map = mmap(NULL, 18 * MB, PROT_READ, MAP_SHARED, fd, 0);
+		volatile char c;
+
+		if (map == MAP_FAILED)
+			_exit(2);
+		c = map[17 * MB - 1];
+		c = map[17 * MB + 8 * KB];
+		(void)c;
+		_exit(0);
+	}
+	waitpid(child, &status, 0);
+	check(WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS,
+	      "17M of appends, mapped: a load 8K past EOF is SIGBUS, as on a default mount (%#x)",
+	      status);
+	close(fd);
+}
+
+static int slack_fds[3];
+
+/*
+ * Three files with the ramp's slack past EOF, then more than fits with it;
+ * from one page of memory of its own (each page of the files is the
+ * pattern of its seed from the page's start)
+ */
+static void fill_past_slack(void *path)
+{
+	static char page[PAGE];
+	int big = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+
+	for (int i = 0; i < 3; i++) {
+		fill(page, PAGE, 24 + i);
+		for (long p = 0; p <= 8 * MB / PAGE; p++)
+			if (write(slack_fds[i], page, PAGE) != PAGE)
+				_exit(1);
+	}
+	for (long p = 0; big >= 0 && p < 6 * MB / PAGE; p++)
+		if (write(big, page, PAGE) != PAGE)
+			_exit(1);
+	_exit(big < 0);
+}
+
+/*
+ * A memory cgroup at its limit, without swap, gets back what its files
+ * hold past EOF: memcg reclaim reaches the huge page shrinker.
+ */
+static void test_memcg_trims_slack(const char *large)
+{
+	char path[512];
+	long swapped;
+	bool exact = true;
+
+	for (int i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "r-slack%d", i);
+		slack_fds[i] = open_new(large, path);
+	}
+	snprintf(path, sizeof(path), "%s/r-slack-big", large);
+	check(run_in_memcg_swap("32M", "0", fill_past_slack, path, &swapped),
+	      "three files of 8M + 4K in 4K appends and one of 6M in a 32M memory cgroup "
+	      "without swap: no OOM kill");
+	for (int i = 0; i < 3; i++) {
+		exact &= blocks_of(slack_fds[i]) == (8 * MB + PAGE) / 512;
+		for (long off = 0; off <= 8 * MB; off += PAGE)
+			exact &= has_pattern(slack_fds[i], off, PAGE, off, 24 + i);
+		close(slack_fds[i]);
+	}
+	check(exact, "memcg reclaim split what the three held past EOF; their data reads back");
+	unlink(path);
+	for (int i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/r-slack%d", large, i);
+		unlink(path);
+	}
+}
+
 /* Shmem in KiB, the CPUs' pending updates folded in */
 static long shmem_kb(void)
 {
@@ -613,5 +706,7 @@ void ramp_tests(const char *large, const char *plain)
 	test_punch_truncate_blocks(large, plain);
 	test_no_ramp(large, plain);
 	test_memcg_refuses(large);
+	test_sigbus_past_eof(large);
+	test_memcg_trims_slack(large);
 	test_memory_bounds(large, plain);
 }
