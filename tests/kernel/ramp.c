@@ -6,14 +6,19 @@
  * what memory pressure and unlink give back.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
+#include <linux/userfaultfd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/sendfile.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -559,6 +564,106 @@ static void test_memcg_trims_slack(const char *large)
 	}
 }
 
+/* A file of 17M + 4K in 4K appends: a 1M folio at EOF, 1M - 4K past it */
+static void appended_17m(const char *dir, const char *name)
+{
+	static char page[PAGE];
+	int fd = open_new(dir, name);
+
+	for (long p = 0; p <= 17 * MB / PAGE; p++)
+		if (write(fd, page, PAGE) != PAGE)
+			die("append");
+	close(fd);
+}
+
+/*
+ * UFFDIO_COPY on a mount full only because of what a file holds past EOF
+ * makes room as a write does (it failed with ENOMEM).
+ */
+static void test_uffd_copy_full_mount(void)
+{
+	const char *dir = mount_tmpfs("ramp-full", "size=20M,large_folios");
+	static char src[PAGE] __attribute__((aligned(PAGE)));
+	int fd, uffd;
+	char *map;
+	long r;
+
+	appended_17m(dir, "a");
+	fd = open_new(dir, "b");
+	pwrite_pattern(fd, 0, 2 * MB, 28);
+	close(fd);
+	fd = open_new(dir, "c");
+	uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
+	if (uffd < 0 || ftruncate(fd, MB))
+		die("userfaultfd");
+	map = mmap(NULL, MB, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .range = { (unsigned long)map, MB },
+				       .mode = UFFDIO_REGISTER_MODE_MISSING };
+	if (map == MAP_FAILED || ioctl(uffd, UFFDIO_API, &api) ||
+	    ioctl(uffd, UFFDIO_REGISTER, &reg))
+		die("UFFDIO_REGISTER");
+	memset(src, 'c', PAGE);
+	struct uffdio_copy copy = { .dst = (unsigned long)map, .src = (unsigned long)src,
+				    .len = PAGE };
+	r = ioctl(uffd, UFFDIO_COPY, &copy);
+	check(r == 0 && copy.copy == PAGE && map[0] == 'c',
+	      "size=20M, 17M + 4K appended, 2M written: UFFDIO_COPY of a page gets room "
+	      "(%s)", r ? strerror(errno) : "ok");
+	munmap(map, MB);
+	close(uffd);
+	close(fd);
+	umount2(dir, MNT_DETACH);
+}
+
+/*
+ * A user at its quota gets room from its own files' folios past EOF, not
+ * only from the first files on the shrinker's list.
+ */
+static void test_quota_slack(void)
+{
+	const char *dir = mount_tmpfs("ramp-quota",
+				      "size=400M,large_folios,usrquota,usrquota_block_hardlimit=20M");
+	char name[32];
+	int status;
+	pid_t child;
+
+	chmod(dir, 01777);
+	for (int pass = 0; pass < 2; pass++) {
+		child = fork();
+		if (child < 0)
+			die("fork");
+		if (child == 0) {
+			int fd, ok = 1;
+
+			if (setgid(1000) || setuid(1000))
+				_exit(2);
+			if (!pass) {
+				appended_17m(dir, "user-a");
+				_exit(0);
+			}
+			/* 17M + 4K and 2.5M of data: within 20M once a's slack goes */
+			static char half[MB / 2];
+
+			fd = open_new(dir, "user-b");
+			for (long off = 0; ok && off < 5 * MB / 2; off += MB / 2)
+				ok = pwrite(fd, half, MB / 2, off) == MB / 2;
+			_exit(!ok);
+		}
+		waitpid(child, &status, 0);
+		if (pass)
+			break;
+		/* root's files, with their slack, after the user's on the list */
+		for (int i = 0; i < 12; i++) {
+			snprintf(name, sizeof(name), "root%d", i);
+			appended_17m(dir, name);
+		}
+	}
+	check(WIFEXITED(status) && !WEXITSTATUS(status),
+	      "a user with a 20M quota and 17M + 4K in appends writes 2.5M more (%#x)", status);
+	umount2(dir, MNT_DETACH);
+}
+
 /* Shmem in KiB, the CPUs' pending updates folded in */
 static long shmem_kb(void)
 {
@@ -708,5 +813,7 @@ void ramp_tests(const char *large, const char *plain)
 	test_memcg_refuses(large);
 	test_sigbus_past_eof(large);
 	test_memcg_trims_slack(large);
+	test_uffd_copy_full_mount();
+	test_quota_slack();
 	test_memory_bounds(large, plain);
 }
