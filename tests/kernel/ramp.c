@@ -564,6 +564,90 @@ static void test_memcg_trims_slack(const char *large)
 	}
 }
 
+#define PARENT "/sys/fs/cgroup/shmem-ramp-parent"
+
+/* Run fn(arg) in a child process in cgroup dir; did it exit 0? */
+static bool run_in_group(const char *dir, void (*fn)(const char *), const char *arg)
+{
+	char pid[32], procs[128];
+	int status;
+	pid_t child = fork();
+
+	if (child < 0)
+		die("fork");
+	if (child == 0) {
+		snprintf(pid, sizeof(pid), "%d", getpid());
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
+		sysfs_write(procs, pid);
+		fn(arg);
+		_exit(0);
+	}
+	waitpid(child, &status, 0);
+	return WIFEXITED(status) && !WEXITSTATUS(status);
+}
+
+static void two_appended_16m(const char *dir)
+{
+	static char page[PAGE];
+
+	for (int i = 0; i < 2; i++) {
+		char name[16];
+		int fd;
+
+		snprintf(name, sizeof(name), "r-gone%d", i);
+		fd = open_new(dir, name);
+		for (long p = 0; p <= 16 * MB / PAGE; p++)
+			if (write(fd, page, PAGE) != PAGE)
+				_exit(1);
+		close(fd);
+	}
+}
+
+static void write_18m(const char *dir)
+{
+	static char chunk[MB];
+	int fd = open_new(dir, "r-gone-big");
+
+	for (long off = 0; off < 18 * MB; off += MB)
+		if (pwrite(fd, chunk, MB, off) != MB)
+			_exit(1);
+	close(fd);
+}
+
+/*
+ * A removed group's slack past EOF is split when its parent reaches its
+ * limit: the parent's reclaim skips the offline group.
+ */
+static void test_removed_group_slack(const char *large, const char *plain)
+{
+	char path[512];
+	bool appended, wrote;
+
+	sysfs_write("/sys/fs/cgroup/cgroup.subtree_control", "+memory");
+	rmdir(PARENT "/child");
+	rmdir(PARENT "/other");
+	rmdir(PARENT);
+	if (mkdir(PARENT, 0755) || mkdir(PARENT "/child", 0755) || mkdir(PARENT "/other", 0755))
+		die(PARENT);
+	sysfs_write(PARENT "/cgroup.subtree_control", "+memory");
+	sysfs_write(PARENT "/memory.max", "52736K");
+	sysfs_write(PARENT "/memory.swap.max", "0");
+	appended = run_in_group(PARENT "/child", two_appended_16m, large);
+	rmdir(PARENT "/child");
+	wrote = run_in_group(PARENT "/other", write_18m, plain);
+	check(appended && wrote,
+	      "a group appends two files of 16M + 4K and is removed; another writes 18M "
+	      "under their 52M parent without swap: no OOM kill");
+	rmdir(PARENT "/other");
+	rmdir(PARENT);
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/r-gone%d", large, i);
+		unlink(path);
+	}
+	snprintf(path, sizeof(path), "%s/r-gone-big", plain);
+	unlink(path);
+}
+
 /* A file of 17M + 4K in 4K appends: a 1M folio at EOF, 1M - 4K past it */
 static void appended_17m(const char *dir, const char *name)
 {
@@ -813,6 +897,7 @@ void ramp_tests(const char *large, const char *plain)
 	test_memcg_refuses(large);
 	test_sigbus_past_eof(large);
 	test_memcg_trims_slack(large);
+	test_removed_group_slack(large, plain);
 	test_uffd_copy_full_mount();
 	test_quota_slack();
 	test_memory_bounds(large, plain);
