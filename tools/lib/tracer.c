@@ -230,7 +230,7 @@ static const char *target_of(struct bpf_program *prog)
  * is kept per function: a program pair, and the fallbacks in progs[],
  * ask about the same one.
  */
-static bool func_attachable(int func)
+static bool func_attachable(const struct btf *vmlinux, int func)
 {
 	static struct {
 		int func;
@@ -260,6 +260,11 @@ static bool func_attachable(int func)
 		close(prog);
 	if (i < sizeof(known) / sizeof(known[0]))
 		known[i].func = func, known[i].ok = ok;
+	/* -v: which functions were tried (the tests: none needlessly) */
+	if (verbose)
+		fprintf(stderr, "probe %s: %s\n",
+			btf__name_by_offset(vmlinux, btf__type_by_id(vmlinux, func)->name_off),
+			ok ? "attachable" : "not attachable");
 	return ok;
 }
 
@@ -290,7 +295,7 @@ static bool target_exists(const struct btf *vmlinux, struct bpf_program *prog)
 		return false;
 	return (i < 0 || !progs[i].params ||
 		params_match(vmlinux, func, progs[i].params)) &&
-	       func_attachable(func);
+	       func_attachable(vmlinux, func);
 }
 
 /*
@@ -333,14 +338,19 @@ static bool usable(struct bpf_object *obj, const struct btf *vmlinux,
 	       progs[i].tp_args;
 }
 
-/* Is progs[@i] to be loaded in @mode on this kernel? */
+/*
+ * Is progs[@i] to be loaded in @mode on this kernel?  The program it
+ * stands in for first: where that one attaches, this one's target is not
+ * probed at all (an empty program loaded and attached to it).
+ */
 static bool wanted(struct shmem_bpf *skel, const struct btf *vmlinux, int i,
 		   unsigned int mode)
 {
-	if (!(progs[i].when & mode) || !usable(skel->obj, vmlinux, progs[i].prog))
+	if (!(progs[i].when & mode))
 		return false;
-	return !progs[i].instead_of ||
-	       !usable(skel->obj, vmlinux, progs[i].instead_of);
+	if (progs[i].instead_of && usable(skel->obj, vmlinux, progs[i].instead_of))
+		return false;
+	return usable(skel->obj, vmlinux, progs[i].prog);
 }
 
 /*
