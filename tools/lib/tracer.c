@@ -82,15 +82,23 @@ static const struct {
 	const char *instead_of;
 	/* tp_btf: the tracepoint arguments the program reads (0: unchecked) */
 	int tp_args;
+	/*
+	 * tp_btf: a field the event's record must have (its
+	 * trace_event_raw_ struct in BTF), which says that the argument
+	 * read by position is the one meant, not another added there
+	 */
+	const char *tp_field;
 } progs[] = {
 	/*
 	 * The fallback mode's hooks miss swap-in: shmem_swapin_folio()
 	 * allocates through the swap cache
 	 */
 	{ .prog = "alloc_folio", .when = TRACEPOINTS, .tp_args = 6,
+	  .tp_field = "ramp_orders",
 	  .signals = SHMEM_SIG_ALLOCS | SHMEM_SIG_PATHS | SHMEM_SIG_SWAPINS |
 		     SHMEM_SIG_RAMP },
 	{ .prog = "alloc_fallback", .when = TRACEPOINTS, .tp_args = 6,
+	  .tp_field = "ramp_orders",
 	  .signals = SHMEM_SIG_FALLBACKS | SHMEM_SIG_FB_REASONS },
 	/* events of 5 arguments, before the append ramp: no ramp_orders */
 	{ .prog = "alloc_folio5", .when = TRACEPOINTS,
@@ -321,6 +329,33 @@ static int tp_args(const struct btf *vmlinux, const char *tp)
 }
 
 /*
+ * Does the record of trace event @tp (struct trace_event_raw_@tp in
+ * @vmlinux) have field @field?  Each event is asked on its own: a kernel
+ * may give one of them the field and not the other.  (No test kernel has
+ * a sixth argument that is not ramp_orders, nor ramp_orders on one event
+ * only: the patched and the 5-argument series' kernels test both ways.)
+ */
+static bool tp_has_field(const struct btf *vmlinux, const char *tp,
+			 const char *field)
+{
+	const struct btf_type *t;
+	const struct btf_member *m;
+	char name[128];
+	int id;
+
+	snprintf(name, sizeof(name), "trace_event_raw_%s", tp);
+	id = btf__find_by_name_kind(vmlinux, name, BTF_KIND_STRUCT);
+	if (id <= 0)
+		return false;
+	t = btf__type_by_id(vmlinux, id);
+	m = btf_members(t);
+	for (int i = 0; i < btf_vlen(t); i++, m++)
+		if (!strcmp(btf__name_by_offset(vmlinux, m->name_off), field))
+			return true;
+	return false;
+}
+
+/*
  * Can the program of progs[] named @name attach here?  A tp_btf one
  * must get every argument it reads: the verifier refuses the load of a
  * program that reads past a tracepoint's last.
@@ -331,11 +366,14 @@ static bool usable(struct bpf_object *obj, const struct btf *vmlinux,
 	struct bpf_program *prog = bpf_object__find_program_by_name(obj, name);
 	int i = prog_index(name);
 
+	const char *tp;
+
 	if (i < 0 || !target_exists(vmlinux, prog))
 		return false;
-	return !progs[i].tp_args ||
-	       tp_args(vmlinux, strchr(bpf_program__section_name(prog), '/') + 1) >=
-	       progs[i].tp_args;
+	tp = strchr(bpf_program__section_name(prog), '/') + 1;
+	if (progs[i].tp_field && !tp_has_field(vmlinux, tp, progs[i].tp_field))
+		return false;
+	return !progs[i].tp_args || tp_args(vmlinux, tp) >= progs[i].tp_args;
 }
 
 /*
