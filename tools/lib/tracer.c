@@ -180,19 +180,20 @@ static int prog_index(const char *name)
 }
 
 /*
- * For the tests: SHMEM_TOOLS_RETARGET=PROG=FUNC[,PROG=FUNC...] points
- * fentry/fexit programs at other kernel functions, so that a function
- * in BTF that cannot be attached (notrace, or with no address) goes
- * through the selection as one of ours would on a kernel that has it so.
+ * For the tests: --test-retarget=PROG=FUNC[,PROG=FUNC...] (hidden from
+ * --help) points fentry/fexit programs at other kernel functions, so
+ * that a function in BTF that cannot be attached (notrace, or with no
+ * address) goes through the selection as one of ours would on a kernel
+ * that has it so.  An option, not the environment: a production run
+ * cannot inherit it and be re-pointed silently.
  */
 static char retarget_buf[512];
 static struct {
 	const char *prog, *func;
 } retargets[8];
 
-static void retarget(struct bpf_object *obj)
+static void retarget(struct bpf_object *obj, const char *env)
 {
-	const char *env = getenv("SHMEM_TOOLS_RETARGET");
 	char *item, *save, *func;
 	size_t n = 0;
 
@@ -519,7 +520,7 @@ int shmem_tracer_start(struct shmem_tracer *t,
 		btf__free(vmlinux);
 		goto fail;
 	}
-	retarget(t->skel->obj);
+	retarget(t->skel->obj, opts->retarget);
 	err = configure(t->skel, vmlinux, opts, &t->info, prog);
 	btf__free(vmlinux);
 	if (err)
