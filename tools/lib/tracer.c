@@ -97,8 +97,9 @@ static const struct {
 	  .tp_field = "ramp_orders",
 	  .signals = SHMEM_SIG_ALLOCS | SHMEM_SIG_PATHS | SHMEM_SIG_SWAPINS |
 		     SHMEM_SIG_RAMP },
+	/* its record keeps of ramp_orders whether the order was a ramp's */
 	{ .prog = "alloc_fallback", .when = TRACEPOINTS, .tp_args = 6,
-	  .tp_field = "ramp_orders",
+	  .tp_field = "ramp",
 	  .signals = SHMEM_SIG_FALLBACKS | SHMEM_SIG_FB_REASONS },
 	/* events of 5 arguments, before the append ramp: no ramp_orders */
 	{ .prog = "alloc_folio5", .when = TRACEPOINTS,
