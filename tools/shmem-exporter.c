@@ -17,6 +17,7 @@
 #include <sys/capability.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include <microhttpd.h>
 #include "shmem_tools.h"
@@ -139,6 +140,23 @@ static pthread_mutex_t scrape_lock = PTHREAD_MUTEX_INITIALIZER;
 /* the pinned maps were replaced or removed: main exits once that is said */
 static _Atomic bool pins_ended;
 
+/* when this exporter started: a scraper tells a restart by it */
+static double start_time;
+
+/* @text and this process's start time after it; @text is freed */
+static char *with_start_time(char *text)
+{
+	char *out = NULL;
+
+	if (text && asprintf(&out, "%s"
+			     "# HELP shmem_exporter_start_time_seconds When this exporter started (Unix time): a new value is a restart, every counter from 0 again.\n"
+			     "# TYPE shmem_exporter_start_time_seconds gauge\n"
+			     "shmem_exporter_start_time_seconds %.3f\n", text, start_time) < 0)
+		out = NULL;
+	free(text);
+	return out;
+}
+
 static char *scrape(void)
 {
 	struct shmem_snapshot s;
@@ -154,7 +172,7 @@ static char *scrape(void)
 		/* pinned maps (shmemtrace) keep every row kind: -F decides */
 		if (!env.filesystems)
 			s.info.rows &= ~(1U << SHMEM_ROWS_FSES);
-		text = shmem_metrics_text(&s, &mounts, env.top_files);
+		text = with_start_time(shmem_metrics_text(&s, &mounts, env.top_files));
 		shmem_mounts_free(&mounts);
 		shmem_snapshot_free(&s);
 	}
@@ -547,6 +565,7 @@ int main(int argc, char **argv)
 
 	if (shmem_parse_args(&argp, argc, argv))
 		return EX_USAGE;
+	start_time = time(NULL);
 	/* counting only, unless rows are asked for */
 	shmem_args.tracer.rows = (env.filesystems ? 1U << SHMEM_ROWS_FSES : 0) |
 				 (env.top_files ? 1U << SHMEM_ROWS_FILES : 0);
