@@ -17,6 +17,7 @@
 #include <sys/capability.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include <microhttpd.h>
 #include "shmem_tools.h"
@@ -139,6 +140,23 @@ static pthread_mutex_t scrape_lock = PTHREAD_MUTEX_INITIALIZER;
 /* the pinned maps were replaced or removed: main exits once that is said */
 static _Atomic bool pins_ended;
 
+/* when this exporter started: a scraper tells a restart by it */
+static double start_time;
+
+/* @text and this process's start time after it; @text is freed */
+static char *with_start_time(char *text)
+{
+	char *out = NULL;
+
+	if (text && asprintf(&out, "%s"
+			     "# HELP shmem_exporter_start_time_seconds When this exporter started (Unix time): a new value is a restart, every counter from 0 again.\n"
+			     "# TYPE shmem_exporter_start_time_seconds gauge\n"
+			     "shmem_exporter_start_time_seconds %.3f\n", text, start_time) < 0)
+		out = NULL;
+	free(text);
+	return out;
+}
+
 static char *scrape(void)
 {
 	struct shmem_snapshot s;
@@ -154,7 +172,7 @@ static char *scrape(void)
 		/* pinned maps (shmemtrace) keep every row kind: -F decides */
 		if (!env.filesystems)
 			s.info.rows &= ~(1U << SHMEM_ROWS_FSES);
-		text = shmem_metrics_text(&s, &mounts, env.top_files);
+		text = with_start_time(shmem_metrics_text(&s, &mounts, env.top_files));
 		shmem_mounts_free(&mounts);
 		shmem_snapshot_free(&s);
 	}
@@ -170,18 +188,27 @@ static char *scrape(void)
  * connection past its deadline, and MHD closes it.
  *
  * The connection cap is ours (admit()): at MAX_CONNECTIONS a newcomer takes
- * the slot of a connection waiting for a request, first of one that never
- * completed a request, oldest first; else that of one whose answer has
- * been ready for more than -H seconds and is not taken yet (a client
- * reading slowly, once the answer is larger than the sockets' buffers),
- * answer ready longest first.  One being answered more recently is never
- * taken.  However many addresses slow clients come from, a scrape gets in,
- * refused at most in the first -H seconds of a siege by slow readers.
- * MHD's own limit leaves room for connections shut down but not yet
- * closed.
+ * the slot of a connection that never completed a request, oldest first;
+ * or of one whose answer has been ready for more than -H seconds and is
+ * not taken yet (a client reading slowly, once the answer is larger than
+ * the sockets' buffers), answer ready longest first; or of one waiting for
+ * its next request, oldest first (evict_rank()).  One being answered more
+ * recently is never taken.  One that has waited less than a second for
+ * its first request (a scraper about to send it) is taken only after the
+ * slow readers.
+ *
+ * An address that lost a connection to make room takes none itself for
+ * the next -H seconds: a slow reader dropped and connecting again at once
+ * waits for a free slot.  Without that, each one dropped took the slot
+ * of another slow reader past -H, in a chain through all of them, and
+ * the next -H seconds, every one of them protected, refused every scrape
+ * (half the scrapes of a siege).  So a scrape gets in, refused at most
+ * in the first -H seconds of a siege by slow readers.  MHD's own limit
+ * leaves room for connections shut down but not yet closed.
  */
 struct slot {
 	int fd;			/* -1: a free slot */
+	in_addr_t addr;		/* the client's address */
 	bool evicted;		/* shut down to make room: closing */
 	bool answering;		/* its request is complete: being answered */
 	bool answered;		/* it completed a request before */
@@ -194,6 +221,44 @@ struct slot {
 static struct slot slots[NR_SLOTS];
 static pthread_mutex_t slot_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* addresses that lost a connection to make room, and until when */
+static struct {
+	in_addr_t addr;
+	double until;
+} evicted_addrs[NR_SLOTS];
+
+static in_addr_t addr_of(const struct sockaddr *sa, socklen_t len)
+{
+	if (sa && len >= sizeof(struct sockaddr_in) && sa->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)sa)->sin_addr.s_addr;
+	return 0;
+}
+
+/* Did @addr lose a connection to make room in the last -H seconds? */
+static bool lost_one(in_addr_t addr, double now)
+{
+	for (int i = 0; i < NR_SLOTS; i++)
+		if (evicted_addrs[i].addr == addr && evicted_addrs[i].until > now)
+			return true;
+	return false;
+}
+
+static void remember_loss(in_addr_t addr, double now)
+{
+	int oldest = 0;
+
+	for (int i = 0; i < NR_SLOTS; i++) {
+		if (evicted_addrs[i].addr == addr || evicted_addrs[i].until <= now) {
+			oldest = i;
+			break;
+		}
+		if (evicted_addrs[i].until < evicted_addrs[oldest].until)
+			oldest = i;
+	}
+	evicted_addrs[oldest].addr = addr;
+	evicted_addrs[oldest].until = now + env.header_time;
+}
+
 /* May @sl be taken to make room at @now? */
 static bool evictable(const struct slot *sl, double now)
 {
@@ -201,15 +266,32 @@ static bool evictable(const struct slot *sl, double now)
 	       (sl->ready_since && now - sl->ready_since > env.header_time);
 }
 
-/* Should @a be taken before @b to make room? */
-static bool evict_before(const struct slot *a, const struct slot *b)
+/*
+ * The order in which connections are taken to make room: one that never
+ * completed a request and has waited a second or more for one; one whose
+ * answer has been ready for more than -H seconds; one that has waited
+ * less than a second for its first request (a scraper about to send it:
+ * not for a slow reader that lost its slot and connects again at once);
+ * one that was answered, waiting for its next request.
+ */
+static int evict_rank(const struct slot *sl, double now)
 {
-	if (a->answering != b->answering)
-		return !a->answering;
+	if (sl->answering)
+		return 1;
+	if (sl->answered)
+		return 3;
+	return now - sl->waiting_since < 1 ? 2 : 0;
+}
+
+/* Should @a be taken before @b to make room at @now? */
+static bool evict_before(const struct slot *a, const struct slot *b, double now)
+{
+	int ra = evict_rank(a, now), rb = evict_rank(b, now);
+
+	if (ra != rb)
+		return ra < rb;
 	if (a->answering)
 		return a->ready_since < b->ready_since;
-	if (a->answered != b->answered)
-		return !a->answered;
 	return a->waiting_since < b->waiting_since;
 }
 
@@ -218,26 +300,26 @@ static enum MHD_Result admit(void *cls, const struct sockaddr *sa,
 {
 	struct slot *victim = NULL;
 	double now = shmem_now();
+	in_addr_t addr = addr_of(sa, len);
 	int held = 0;
 
 	(void)cls;
-	(void)sa;
-	(void)len;
 	pthread_mutex_lock(&slot_lock);
 	for (int i = 0; i < NR_SLOTS; i++) {
 		if (slots[i].fd < 0 || slots[i].evicted)
 			continue;
 		held++;
 		if (evictable(&slots[i], now) &&
-		    (!victim || evict_before(&slots[i], victim)))
+		    (!victim || evict_before(&slots[i], victim, now)))
 			victim = &slots[i];
 	}
 	if (held >= MAX_CONNECTIONS) {
-		if (!victim) {
+		if (!victim || lost_one(addr, now)) {
 			pthread_mutex_unlock(&slot_lock);
 			return MHD_NO;
 		}
 		victim->evicted = true;
+		remember_loss(victim->addr, now);
 		shutdown(victim->fd, SHUT_RDWR);
 	}
 	pthread_mutex_unlock(&slot_lock);
@@ -248,17 +330,20 @@ static void notify_connection(void *cls, struct MHD_Connection *conn,
 			      void **socket_context,
 			      enum MHD_ConnectionNotificationCode code)
 {
-	const union MHD_ConnectionInfo *fd;
+	const union MHD_ConnectionInfo *fd, *client;
 
 	(void)cls;
 	pthread_mutex_lock(&slot_lock);
 	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
 		fd = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		client = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 		for (int i = 0; fd && i < NR_SLOTS; i++) {
 			if (slots[i].fd >= 0)
 				continue;
 			slots[i] = (struct slot){
 				.fd = fd->connect_fd,
+				.addr = client ? addr_of(client->client_addr,
+							 sizeof(struct sockaddr_in)) : 0,
 				.waiting_since = shmem_now(),
 				.deadline = shmem_now() + env.header_time,
 			};
@@ -480,6 +565,7 @@ int main(int argc, char **argv)
 
 	if (shmem_parse_args(&argp, argc, argv))
 		return EX_USAGE;
+	start_time = time(NULL);
 	/* counting only, unless rows are asked for */
 	shmem_args.tracer.rows = (env.filesystems ? 1U << SHMEM_ROWS_FSES : 0) |
 				 (env.top_files ? 1U << SHMEM_ROWS_FILES : 0);

@@ -603,6 +603,10 @@ static void test_metrics(void)
 	      sample(text, "shmem_tracing_rows{rows=\"fses\"}") == 1 &&
 	      !strstr(text, "rows=\"procs\""),
 	      "metrics: rows and drops of the maps kept");
+	/* the capacity is the map's size: the rows asked for and the slack */
+	check(text && strstr(text, "# HELP shmem_tracing_rows_capacity ") &&
+	      strstr(strstr(text, "# HELP shmem_tracing_rows_capacity "), "slack"),
+	      "metrics: the capacity's HELP says it includes the LRU slack");
 	free(text);
 	s.info.rows = 0;
 	s.info.signals = SHMEM_SIG_ALLOCS;

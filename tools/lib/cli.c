@@ -52,7 +52,7 @@ error_t shmem_parse_common(int key, struct argp_state *state)
 #endif
 struct shmem_args shmem_args;
 
-enum { OPT_PINNED = 0x1000 };
+enum { OPT_PINNED = 0x1000, OPT_TEST_RETARGET };
 
 static const struct argp_option loader_options[] = {
 	{ "pid", 'p', "PID", 0, "Trace this process only", 0 },
@@ -69,6 +69,9 @@ static const struct argp_option loader_options[] = {
 	  "have 128 more per CPU for the kernel's per-CPU free lists); a "
 	  "full map drops its least recently used row and counts it", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf's messages", 0 },
+	/* the tests' only (tools/lib/tracer.c, retarget()): not in --help */
+	{ "test-retarget", OPT_TEST_RETARGET, "PROG=FUNC,...", OPTION_HIDDEN,
+	  "Point programs at other kernel functions (tests)", 0 },
 	{},
 };
 
@@ -107,6 +110,9 @@ static error_t parse_shared(int key, char *arg, struct argp_state *state)
 		break;
 	case 'v':
 		t->verbose = true;
+		break;
+	case OPT_TEST_RETARGET:
+		t->retarget = arg;
 		break;
 	case OPT_PINNED:
 		shmem_args.pinned = arg;

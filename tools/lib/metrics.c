@@ -378,7 +378,7 @@ static void print_rows(FILE *out, const struct shmem_snapshot *s)
 	} metrics[] = {
 		{ "shmem_tracing_rows", "gauge", "Rows in each per-entity map." },
 		{ "shmem_tracing_rows_capacity", "gauge",
-		  "Entries each per-entity map holds." },
+		  "Entries each per-entity map has: the rows asked for (-E) and the slack of the kernel's LRU hash (128 a CPU), which it fills before it drops the first row." },
 		{ "shmem_tracing_dropped_total", "counter",
 		  "Rows a full per-entity map dropped (least recently used) or could not insert; global totals are never dropped." },
 	};

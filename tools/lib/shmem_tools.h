@@ -271,6 +271,7 @@ struct shmem_tracer_opts {
 	__u32 rows;		/* row maps to keep: bits of enum shmem_row_kind */
 	__u32 entries;		/* entries of each row map; 0: the defaults */
 	bool verbose;		/* libbpf's messages */
+	const char *retarget;	/* the tests' --test-retarget, or NULL */
 };
 
 /*

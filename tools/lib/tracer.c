@@ -82,15 +82,24 @@ static const struct {
 	const char *instead_of;
 	/* tp_btf: the tracepoint arguments the program reads (0: unchecked) */
 	int tp_args;
+	/*
+	 * tp_btf: a field the event's record must have (its
+	 * trace_event_raw_ struct in BTF), which says that the argument
+	 * read by position is the one meant, not another added there
+	 */
+	const char *tp_field;
 } progs[] = {
 	/*
 	 * The fallback mode's hooks miss swap-in: shmem_swapin_folio()
 	 * allocates through the swap cache
 	 */
 	{ .prog = "alloc_folio", .when = TRACEPOINTS, .tp_args = 6,
+	  .tp_field = "ramp_orders",
 	  .signals = SHMEM_SIG_ALLOCS | SHMEM_SIG_PATHS | SHMEM_SIG_SWAPINS |
 		     SHMEM_SIG_RAMP },
+	/* its record keeps of ramp_orders whether the order was a ramp's */
 	{ .prog = "alloc_fallback", .when = TRACEPOINTS, .tp_args = 6,
+	  .tp_field = "ramp",
 	  .signals = SHMEM_SIG_FALLBACKS | SHMEM_SIG_FB_REASONS },
 	/* events of 5 arguments, before the append ramp: no ramp_orders */
 	{ .prog = "alloc_folio5", .when = TRACEPOINTS,
@@ -172,19 +181,20 @@ static int prog_index(const char *name)
 }
 
 /*
- * For the tests: SHMEM_TOOLS_RETARGET=PROG=FUNC[,PROG=FUNC...] points
- * fentry/fexit programs at other kernel functions, so that a function
- * in BTF that cannot be attached (notrace, or with no address) goes
- * through the selection as one of ours would on a kernel that has it so.
+ * For the tests: --test-retarget=PROG=FUNC[,PROG=FUNC...] (hidden from
+ * --help) points fentry/fexit programs at other kernel functions, so
+ * that a function in BTF that cannot be attached (notrace, or with no
+ * address) goes through the selection as one of ours would on a kernel
+ * that has it so.  An option, not the environment: a production run
+ * cannot inherit it and be re-pointed silently.
  */
 static char retarget_buf[512];
 static struct {
 	const char *prog, *func;
 } retargets[8];
 
-static void retarget(struct bpf_object *obj)
+static void retarget(struct bpf_object *obj, const char *env)
 {
-	const char *env = getenv("SHMEM_TOOLS_RETARGET");
 	char *item, *save, *func;
 	size_t n = 0;
 
@@ -230,7 +240,7 @@ static const char *target_of(struct bpf_program *prog)
  * is kept per function: a program pair, and the fallbacks in progs[],
  * ask about the same one.
  */
-static bool func_attachable(int func)
+static bool func_attachable(const struct btf *vmlinux, int func)
 {
 	static struct {
 		int func;
@@ -260,6 +270,11 @@ static bool func_attachable(int func)
 		close(prog);
 	if (i < sizeof(known) / sizeof(known[0]))
 		known[i].func = func, known[i].ok = ok;
+	/* -v: which functions were tried (the tests: none needlessly) */
+	if (verbose)
+		fprintf(stderr, "probe %s: %s\n",
+			btf__name_by_offset(vmlinux, btf__type_by_id(vmlinux, func)->name_off),
+			ok ? "attachable" : "not attachable");
 	return ok;
 }
 
@@ -290,7 +305,7 @@ static bool target_exists(const struct btf *vmlinux, struct bpf_program *prog)
 		return false;
 	return (i < 0 || !progs[i].params ||
 		params_match(vmlinux, func, progs[i].params)) &&
-	       func_attachable(func);
+	       func_attachable(vmlinux, func);
 }
 
 /*
@@ -316,6 +331,33 @@ static int tp_args(const struct btf *vmlinux, const char *tp)
 }
 
 /*
+ * Does the record of trace event @tp (struct trace_event_raw_@tp in
+ * @vmlinux) have field @field?  Each event is asked on its own: a kernel
+ * may give one of them the field and not the other.  (No test kernel has
+ * a sixth argument that is not ramp_orders, nor ramp_orders on one event
+ * only: the patched and the 5-argument series' kernels test both ways.)
+ */
+static bool tp_has_field(const struct btf *vmlinux, const char *tp,
+			 const char *field)
+{
+	const struct btf_type *t;
+	const struct btf_member *m;
+	char name[128];
+	int id;
+
+	snprintf(name, sizeof(name), "trace_event_raw_%s", tp);
+	id = btf__find_by_name_kind(vmlinux, name, BTF_KIND_STRUCT);
+	if (id <= 0)
+		return false;
+	t = btf__type_by_id(vmlinux, id);
+	m = btf_members(t);
+	for (int i = 0; i < btf_vlen(t); i++, m++)
+		if (!strcmp(btf__name_by_offset(vmlinux, m->name_off), field))
+			return true;
+	return false;
+}
+
+/*
  * Can the program of progs[] named @name attach here?  A tp_btf one
  * must get every argument it reads: the verifier refuses the load of a
  * program that reads past a tracepoint's last.
@@ -326,21 +368,29 @@ static bool usable(struct bpf_object *obj, const struct btf *vmlinux,
 	struct bpf_program *prog = bpf_object__find_program_by_name(obj, name);
 	int i = prog_index(name);
 
+	const char *tp;
+
 	if (i < 0 || !target_exists(vmlinux, prog))
 		return false;
-	return !progs[i].tp_args ||
-	       tp_args(vmlinux, strchr(bpf_program__section_name(prog), '/') + 1) >=
-	       progs[i].tp_args;
+	tp = strchr(bpf_program__section_name(prog), '/') + 1;
+	if (progs[i].tp_field && !tp_has_field(vmlinux, tp, progs[i].tp_field))
+		return false;
+	return !progs[i].tp_args || tp_args(vmlinux, tp) >= progs[i].tp_args;
 }
 
-/* Is progs[@i] to be loaded in @mode on this kernel? */
+/*
+ * Is progs[@i] to be loaded in @mode on this kernel?  The program it
+ * stands in for first: where that one attaches, this one's target is not
+ * probed at all (an empty program loaded and attached to it).
+ */
 static bool wanted(struct shmem_bpf *skel, const struct btf *vmlinux, int i,
 		   unsigned int mode)
 {
-	if (!(progs[i].when & mode) || !usable(skel->obj, vmlinux, progs[i].prog))
+	if (!(progs[i].when & mode))
 		return false;
-	return !progs[i].instead_of ||
-	       !usable(skel->obj, vmlinux, progs[i].instead_of);
+	if (progs[i].instead_of && usable(skel->obj, vmlinux, progs[i].instead_of))
+		return false;
+	return usable(skel->obj, vmlinux, progs[i].prog);
 }
 
 /*
@@ -471,7 +521,7 @@ int shmem_tracer_start(struct shmem_tracer *t,
 		btf__free(vmlinux);
 		goto fail;
 	}
-	retarget(t->skel->obj);
+	retarget(t->skel->obj, opts->retarget);
 	err = configure(t->skel, vmlinux, opts, &t->info, prog);
 	btf__free(vmlinux);
 	if (err)
