@@ -308,6 +308,16 @@ static bool target_exists(const struct btf *vmlinux, struct bpf_program *prog)
 	       func_attachable(vmlinux, func);
 }
 
+/* The id of type @prefix@tp of @kind in @vmlinux; 0 or less without one */
+static int find_prefixed(const struct btf *vmlinux, const char *prefix,
+			 const char *tp, __u32 kind)
+{
+	char name[128];
+
+	snprintf(name, sizeof(name), "%s%s", prefix, tp);
+	return btf__find_by_name_kind(vmlinux, name, kind);
+}
+
 /*
  * The arguments tracepoint @tp passes a tp_btf program: those of its
  * btf_trace_ typedef, a pointer to a function whose first parameter is
@@ -316,11 +326,8 @@ static bool target_exists(const struct btf *vmlinux, struct bpf_program *prog)
 static int tp_args(const struct btf *vmlinux, const char *tp)
 {
 	const struct btf_type *t;
-	char name[128];
-	int id;
+	int id = find_prefixed(vmlinux, "btf_trace_", tp, BTF_KIND_TYPEDEF);
 
-	snprintf(name, sizeof(name), "btf_trace_%s", tp);
-	id = btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF);
 	if (id <= 0)
 		return -1;
 	t = btf__type_by_id(vmlinux, btf__type_by_id(vmlinux, id)->type);
@@ -342,11 +349,8 @@ static bool tp_has_field(const struct btf *vmlinux, const char *tp,
 {
 	const struct btf_type *t;
 	const struct btf_member *m;
-	char name[128];
-	int id;
+	int id = find_prefixed(vmlinux, "trace_event_raw_", tp, BTF_KIND_STRUCT);
 
-	snprintf(name, sizeof(name), "trace_event_raw_%s", tp);
-	id = btf__find_by_name_kind(vmlinux, name, BTF_KIND_STRUCT);
 	if (id <= 0)
 		return false;
 	t = btf__type_by_id(vmlinux, id);
