@@ -304,13 +304,32 @@ bool run_in_memcg(const char *max, void (*fn)(void *), void *arg, long *swapped)
 	return run_in_memcg_swap(max, NULL, fn, arg, swapped);
 }
 
+/* Run fn(arg) in a child process in the cgroup at dir; did it exit 0? */
+bool run_in_cgroup(const char *dir, void (*fn)(void *), void *arg)
+{
+	char pid[32], procs[256];
+	int status;
+	pid_t child = fork();
+
+	if (child < 0)
+		die("fork");
+	if (child == 0) {
+		snprintf(pid, sizeof(pid), "%d", getpid());
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
+		sysfs_write(procs, pid);
+		fn(arg);
+		_exit(0);
+	}
+	if (waitpid(child, &status, 0) != child)
+		die("waitpid");
+	return WIFEXITED(status) && !WEXITSTATUS(status);
+}
+
 /* The same, with memory.swap.max set to swap_max unless it is NULL */
 bool run_in_memcg_swap(const char *max, const char *swap_max, void (*fn)(void *), void *arg,
 		       long *swapped)
 {
-	char pid[32];
-	int status;
-	pid_t child;
+	bool ok;
 
 	sysfs_write("/sys/fs/cgroup/cgroup.subtree_control", "+memory");
 	rmdir(MEMCG);
@@ -319,20 +338,10 @@ bool run_in_memcg_swap(const char *max, const char *swap_max, void (*fn)(void *)
 	sysfs_write(MEMCG "/memory.max", max);
 	if (swap_max)
 		sysfs_write(MEMCG "/memory.swap.max", swap_max);
-	child = fork();
-	if (child < 0)
-		die("fork");
-	if (child == 0) {
-		snprintf(pid, sizeof(pid), "%d", getpid());
-		sysfs_write(MEMCG "/cgroup.procs", pid);
-		fn(arg);
-		_exit(0);
-	}
-	if (waitpid(child, &status, 0) != child)
-		die("waitpid");
+	ok = run_in_cgroup(MEMCG, fn, arg);
 	*swapped = sysfs_long(MEMCG "/memory.swap.current", 0);
 	rmdir(MEMCG);
-	return WIFEXITED(status) && !WEXITSTATUS(status);
+	return ok;
 }
 
 /*

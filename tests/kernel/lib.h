@@ -39,6 +39,7 @@ long mthp_stat_sum(const char *stat);
 long meminfo_kb(const char *key);
 void test_kernel_log(void);
 bool run_in_memcg(const char *max, void (*fn)(void *), void *arg, long *swapped);
+bool run_in_cgroup(const char *dir, void (*fn)(void *), void *arg);
 bool run_in_memcg_swap(const char *max, const char *swap_max, void (*fn)(void *), void *arg,
 		       long *swapped);
 void memcg_reclaim_all(void);

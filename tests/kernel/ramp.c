@@ -156,14 +156,16 @@ static void test_appends(const char *large)
 	      first[order1].order == 1 && first[n - 1].order == 4,
 	      "the first MiB: 16 pages, then 8K folios from 64K on, 48 folios (%d, "
 	      "the first larger one the %dth)", n, order1);
-	n = order1 = 0;
+	int pmd_sized = 0;
+
+	n = 0;
 	for (int i = 0; i < t.nr; i++) {
 		bool alloc = !strcmp(t.ev[i].name, "shmem_alloc_folio");
 
 		n += alloc && num(&t.ev[i], "order") == 8 && num(&t.ev[i], "index") == 2048;
-		order1 += alloc && num(&t.ev[i], "order") >= 9;
+		pmd_sized += alloc && num(&t.ev[i], "order") >= 9;
 	}
-	check(n == 1 && !order1, "the first 1M folio at 8M, no PMD-sized folio (%d)", order1);
+	check(n == 1 && !pmd_sized, "the first 1M folio at 8M, no PMD-sized folio (%d)", pmd_sized);
 	check(has_pattern(fd, 0, pages * PAGE, 0, 1), "20M of appends read back");
 	check(blocks_of(fd) == pages * PAGE / 512, "st_blocks is the file's 20M: nothing past EOF (%ld)",
 	      blocks_of(fd));
@@ -566,27 +568,7 @@ static void test_memcg_trims_slack(const char *large)
 
 #define PARENT "/sys/fs/cgroup/shmem-ramp-parent"
 
-/* Run fn(arg) in a child process in cgroup dir; did it exit 0? */
-static bool run_in_group(const char *dir, void (*fn)(const char *), const char *arg)
-{
-	char pid[32], procs[128];
-	int status;
-	pid_t child = fork();
-
-	if (child < 0)
-		die("fork");
-	if (child == 0) {
-		snprintf(pid, sizeof(pid), "%d", getpid());
-		snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
-		sysfs_write(procs, pid);
-		fn(arg);
-		_exit(0);
-	}
-	waitpid(child, &status, 0);
-	return WIFEXITED(status) && !WEXITSTATUS(status);
-}
-
-static void two_appended_16m(const char *dir)
+static void two_appended_16m(void *dir)
 {
 	static char page[PAGE];
 
@@ -603,7 +585,7 @@ static void two_appended_16m(const char *dir)
 	}
 }
 
-static void write_18m(const char *dir)
+static void write_18m(void *dir)
 {
 	static char chunk[MB];
 	int fd = open_new(dir, "r-gone-big");
@@ -632,9 +614,9 @@ static void test_removed_group_slack(const char *large, const char *plain)
 	sysfs_write(PARENT "/cgroup.subtree_control", "+memory");
 	sysfs_write(PARENT "/memory.max", "52736K");
 	sysfs_write(PARENT "/memory.swap.max", "0");
-	appended = run_in_group(PARENT "/child", two_appended_16m, large);
+	appended = run_in_cgroup(PARENT "/child", two_appended_16m, (void *)large);
 	rmdir(PARENT "/child");
-	wrote = run_in_group(PARENT "/other", write_18m, plain);
+	wrote = run_in_cgroup(PARENT "/other", write_18m, (void *)plain);
 	check(appended && wrote,
 	      "a group appends two files of 16M + 4K and is removed; another writes 18M "
 	      "under their 52M parent without swap: no OOM kill");
