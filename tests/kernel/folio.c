@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -289,6 +290,87 @@ static void test_huge_always(const char *dir)
 	close(fd);
 }
 
+/*
+ * read() copies a wholly uptodate large folio in one step, and anything
+ * else a page at a time: reads across pages and folios, to an EOF inside
+ * a folio, into a buffer that faults part way, of a partially uptodate
+ * folio, and of a PMD folio with a poisoned page that cannot be split.
+ */
+static void test_read_folios(const char *huge, const char *large)
+{
+	int fd = open_new(huge, "read"), p[2];
+	long size = 2 * PMD + 100;
+	char *want = malloc(size), *buf;
+	loff_t off = 0;
+	bool uptodate;
+	ssize_t r;
+
+	fill(want, size, 21);
+	check(pwrite(fd, want, size, 0) == size, "write 4M and 100 bytes");
+	check(folio_order_at(fd, 0, &uptodate) == 9 && uptodate, "into uptodate PMD folios");
+	check(has_pattern(fd, PMD - PAGE - 7, 3 * PAGE + 11, 0, 21),
+	      "a read across pages and a folio boundary, at unaligned ends, reads back");
+	buf = mmap(NULL, PMD, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		die("mmap");
+	r = pread(fd, buf, MB, 2 * PMD - 50);
+	check(r == 150 && !memcmp(buf, want + 2 * PMD - 50, 150),
+	      "a read past EOF stops there, inside the last folio (%zd)", r);
+	mprotect(buf + PMD - PAGE, PAGE, PROT_NONE);
+	r = pread(fd, buf, PMD, 100);
+	check(r == PMD - PAGE && !memcmp(buf, want + 100, r),
+	      "a 2M read into a buffer whose last 4K is unwritable returns 2M - 4K (%zd)", r);
+	munmap(buf, PMD);
+
+	/* A pipe holds a reference, so memory failure cannot split the folio */
+	if (pipe(p))
+		die("pipe");
+	check(splice(fd, &off, p[1], NULL, PAGE, 0) == PAGE, "splice the first page into a pipe");
+	pid_t pid = fork();
+
+	if (!pid) {	/* memory failure kills the processes that map the page */
+		char *map = mmap(NULL, PMD, PROT_READ, MAP_SHARED, fd, 0);
+
+		_exit(map == MAP_FAILED || madvise(map + 5 * PAGE, PAGE, MADV_HWPOISON));
+	}
+	int status = 0;
+
+	if (waitpid(pid, &status, 0) != pid)
+		die("waitpid");
+	check(WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS,
+	      "MADV_HWPOISON on page 5 of the folio kills its mapper with SIGBUS (status %#x)",
+	      status);
+	check(folio_order_at(fd, 0, &uptodate) == 9, "the folio stays whole");
+	buf = malloc(PMD);
+	r = pread(fd, buf, PMD, 0);
+	check(r == 5 * PAGE && !memcmp(buf, want, r),
+	      "a read of the folio stops before the poisoned page (%zd)", r);
+	r = pread(fd, buf, PAGE, 5 * PAGE);
+	check(r < 0 && errno == EIO, "a read of the poisoned page fails with EIO (%zd)", r);
+	r = pread(fd, buf, PMD - 6 * PAGE, 6 * PAGE);
+	check(r == PMD - 6 * PAGE && !memcmp(buf, want + 6 * PAGE, r),
+	      "the pages after it read back (%zd)", r);
+	close(p[0]);
+	close(p[1]);
+	close(fd);
+	free(want);
+
+	/* Only the page read is known to be uptodate in a partial folio */
+	fd = open_new(large, "read-partial");
+	want = calloc(1, 3 * PAGE);
+	check(!fallocate(fd, 0, 0, 64 * KB), "fallocate 64K");
+	fill(want, PAGE, 22);
+	fill(want + 2 * PAGE, PAGE, 23);
+	check(pwrite(fd, want, PAGE, 0) == PAGE && pwrite(fd, want + 2 * PAGE, PAGE, 2 * PAGE) == PAGE,
+	      "write blocks 0 and 2 of a 64K folio");
+	r = pread(fd, buf, 3 * PAGE, 0);
+	check(r == 3 * PAGE && !memcmp(buf, want, r),
+	      "one read of blocks 0 to 2 returns the data and zeroes for block 1");
+	free(buf);
+	free(want);
+	close(fd);
+}
+
 static void test_anon_mthp(void)
 {
 	const char *ctl = "/sys/kernel/mm/transparent_hugepage/hugepages-64kB/shmem_enabled";
@@ -519,6 +601,7 @@ void folio_tests(const char *large, const char *plain, const char *huge,
 	test_splice(large);
 	test_mmap(large);
 	test_huge_always(huge);
+	test_read_folios(huge, large);
 	test_anon_mthp();
 	swap_test(large);
 	random_ops_test(large, "large_folios", seed, ops);
