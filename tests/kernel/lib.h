@@ -83,5 +83,7 @@ void review_tests(const char *huge);
 void review3_tests(const char *large, const char *plain, const char *huge);
 void mount_option_tests(const char *large);
 void ramp_tests(const char *large, const char *plain);
+void ramp_slack_reclaim_tests(const char *large, const char *plain);
+void shrink_tests(const char *large, const char *plain, const char *huge, bool nokmem);
 
 #endif

@@ -1,18 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The kernel tests, run as root in the guest on the patched kernel:
- * shmem_kernel_test [SEED [RANDOM_OPS]].  TAP lines, then
- * "N passed, N failed".
+ * shmem_kernel_test [SEED [RANDOM_OPS]], or shmem_kernel_test --nokmem
+ * for the memory cgroup reclaim tests alone, in a boot with
+ * cgroup.memory=nokmem.  TAP lines, then "N passed, N failed".
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "lib.h"
 
 int main(int argc, char **argv)
 {
-	unsigned int seed = argc > 1 ? strtoul(argv[1], NULL, 0) : (unsigned int)getpid();
+	bool nokmem = argc > 1 && !strcmp(argv[1], "--nokmem");
+	unsigned int seed = argc > 1 && !nokmem ? strtoul(argv[1], NULL, 0) : (unsigned int)getpid();
 	long ops = argc > 2 ? atol(argv[2]) : 100000;
 	const char *large, *plain, *huge, *hugelarge;
 
@@ -20,6 +23,10 @@ int main(int argc, char **argv)
 	large = mount_tmpfs("large", "large_folios");
 	plain = mount_tmpfs("default", "");
 	huge = mount_tmpfs("huge", "huge=always");
+	if (nokmem) {
+		shrink_tests(large, plain, huge, true);
+		goto out;
+	}
 	hugelarge = mount_tmpfs("hugelarge", "huge=always,large_folios");
 
 	folio_tests(large, plain, huge, seed, ops);
@@ -28,7 +35,9 @@ int main(int argc, char **argv)
 	review_tests(huge);
 	review3_tests(large, plain, huge);
 	ramp_tests(large, plain);
+	shrink_tests(large, plain, huge, false);
 	mount_option_tests(large);
+out:
 	test_kernel_log();
 
 	printf("%d passed, %d failed\n", passed, failed);

@@ -864,6 +864,13 @@ static void test_memory_bounds(const char *large, const char *plain)
 	free(bound_fds);
 }
 
+/* Memcg reclaim splits off the slack: shrink_tests() runs these, also without kmem */
+void ramp_slack_reclaim_tests(const char *large, const char *plain)
+{
+	test_memcg_trims_slack(large);
+	test_removed_group_slack(large, plain);
+}
+
 void ramp_tests(const char *large, const char *plain)
 {
 	if (!trace_available())
@@ -878,8 +885,6 @@ void ramp_tests(const char *large, const char *plain)
 	test_no_ramp(large, plain);
 	test_memcg_refuses(large);
 	test_sigbus_past_eof(large);
-	test_memcg_trims_slack(large);
-	test_removed_group_slack(large, plain);
 	test_uffd_copy_full_mount();
 	test_quota_slack();
 	test_memory_bounds(large, plain);
