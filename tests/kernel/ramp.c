@@ -730,6 +730,68 @@ static void test_quota_slack(void)
 	umount2(dir, MNT_DETACH);
 }
 
+/* Root's 300 files of 17 appends of 4K: 68K written, a 4K page past EOF each */
+static void root_files_with_slack(const char *dir)
+{
+	static char page[PAGE];
+
+	for (int i = 0; i < 300; i++) {
+		char name[32];
+		int fd;
+
+		snprintf(name, sizeof(name), "root-x%d", i);
+		fd = open_new(dir, name);
+		for (int p = 0; p < 17; p++)
+			if (write(fd, page, PAGE) != PAGE)
+				die("append");
+		close(fd);
+	}
+}
+
+/*
+ * A user's own slack behind 300 of root's files on the list: a quota
+ * refusal splits the user's files, not the first ones listed (it got
+ * EDQUOT and split root's).
+ */
+static void test_quota_slack_behind_others(void)
+{
+	const char *dir = mount_tmpfs("ramp-quota2",
+				      "size=400M,large_folios,usrquota,usrquota_block_hardlimit=20M");
+	int status, kept = 0;
+	pid_t child;
+
+	chmod(dir, 01777);
+	root_files_with_slack(dir);
+	child = fork();
+	if (child < 0)
+		die("fork");
+	if (child == 0) {
+		static char half[MB / 2];
+		int fd, ok = 1;
+
+		if (setgid(1000) || setuid(1000))
+			_exit(2);
+		appended_17m(dir, "user-a");
+		fd = open_new(dir, "user-b");
+		for (long off = 0; ok && off < 5 * MB / 2; off += MB / 2)
+			ok = pwrite(fd, half, MB / 2, off) == MB / 2;
+		_exit(!ok);
+	}
+	waitpid(child, &status, 0);
+	for (int i = 0; i < 300; i++) {
+		char path[512];
+		struct stat st;
+
+		snprintf(path, sizeof(path), "%s/root-x%d", dir, i);
+		kept += !stat(path, &st) && st.st_blocks * 512 > 68 * KB;
+	}
+	check(WIFEXITED(status) && !WEXITSTATUS(status),
+	      "behind 300 of root's files with slack, a user with a 20M quota and 17M + 4K in "
+	      "appends writes 2.5M more (%#x)", status);
+	check(kept == 300, "and root's files keep their slack (%d of 300)", kept);
+	umount2(dir, MNT_DETACH);
+}
+
 /* Shmem in KiB, the CPUs' pending updates folded in */
 static long shmem_kb(void)
 {
@@ -887,5 +949,6 @@ void ramp_tests(const char *large, const char *plain)
 	test_sigbus_past_eof(large);
 	test_uffd_copy_full_mount();
 	test_quota_slack();
+	test_quota_slack_behind_others();
 	test_memory_bounds(large, plain);
 }
