@@ -730,7 +730,10 @@ static void test_quota_slack(void)
 	umount2(dir, MNT_DETACH);
 }
 
-/* Root's 300 files of 17 appends of 4K: 68K written, a 4K page past EOF each */
+/*
+ * Root's 300 files of 17 appends of 4K: 68K written, a 4K page past EOF
+ * each; in the user's group, which a user quota does not count
+ */
 static void root_files_with_slack(const char *dir)
 {
 	static char page[PAGE];
@@ -741,6 +744,8 @@ static void root_files_with_slack(const char *dir)
 
 		snprintf(name, sizeof(name), "root-x%d", i);
 		fd = open_new(dir, name);
+		if (fchown(fd, 0, 1000))
+			die("fchown");
 		for (int p = 0; p < 17; p++)
 			if (write(fd, page, PAGE) != PAGE)
 				die("append");
@@ -749,9 +754,9 @@ static void root_files_with_slack(const char *dir)
 }
 
 /*
- * A user's own slack behind 300 of root's files on the list: a quota
- * refusal splits the user's files, not the first ones listed (it got
- * EDQUOT and split root's).
+ * A user's own slack behind 300 of root's files on the list: a user
+ * quota's refusal splits the user's files, not the first ones listed,
+ * nor those of the user's group (it got EDQUOT and split root's).
  */
 static void test_quota_slack_behind_others(void)
 {
