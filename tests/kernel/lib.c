@@ -325,6 +325,37 @@ bool run_in_cgroup(const char *dir, void (*fn)(void *), void *arg)
 	return WIFEXITED(status) && !WEXITSTATUS(status);
 }
 
+/* Remove the cgroup at parent and its children a and b, if they exist */
+void cgroup_siblings_remove(const char *parent, const char *a, const char *b)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", parent, a);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/%s", parent, b);
+	rmdir(path);
+	rmdir(parent);
+}
+
+/* A fresh cgroup at parent with children a and b, the memory controller on */
+void cgroup_siblings(const char *parent, const char *a, const char *b)
+{
+	char path[256];
+
+	sysfs_write("/sys/fs/cgroup/cgroup.subtree_control", "+memory");
+	cgroup_siblings_remove(parent, a, b);
+	if (mkdir(parent, 0755))
+		die(parent);
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", parent);
+	sysfs_write(path, "+memory");
+	snprintf(path, sizeof(path), "%s/%s", parent, a);
+	if (mkdir(path, 0755))
+		die(path);
+	snprintf(path, sizeof(path), "%s/%s", parent, b);
+	if (mkdir(path, 0755))
+		die(path);
+}
+
 /* The same, with memory.swap.max set to swap_max unless it is NULL */
 bool run_in_memcg_swap(const char *max, const char *swap_max, void (*fn)(void *), void *arg,
 		       long *swapped)

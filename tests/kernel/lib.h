@@ -40,6 +40,8 @@ long meminfo_kb(const char *key);
 void test_kernel_log(void);
 bool run_in_memcg(const char *max, void (*fn)(void *), void *arg, long *swapped);
 bool run_in_cgroup(const char *dir, void (*fn)(void *), void *arg);
+void cgroup_siblings(const char *parent, const char *a, const char *b);
+void cgroup_siblings_remove(const char *parent, const char *a, const char *b);
 bool run_in_memcg_swap(const char *max, const char *swap_max, void (*fn)(void *), void *arg,
 		       long *swapped);
 void memcg_reclaim_all(void);

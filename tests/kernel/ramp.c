@@ -605,13 +605,7 @@ static void test_removed_group_slack(const char *large, const char *plain)
 	char path[512];
 	bool appended, wrote;
 
-	sysfs_write("/sys/fs/cgroup/cgroup.subtree_control", "+memory");
-	rmdir(PARENT "/child");
-	rmdir(PARENT "/other");
-	rmdir(PARENT);
-	if (mkdir(PARENT, 0755) || mkdir(PARENT "/child", 0755) || mkdir(PARENT "/other", 0755))
-		die(PARENT);
-	sysfs_write(PARENT "/cgroup.subtree_control", "+memory");
+	cgroup_siblings(PARENT, "child", "other");
 	sysfs_write(PARENT "/memory.max", "52736K");
 	sysfs_write(PARENT "/memory.swap.max", "0");
 	appended = run_in_cgroup(PARENT "/child", two_appended_16m, (void *)large);
@@ -620,8 +614,7 @@ static void test_removed_group_slack(const char *large, const char *plain)
 	check(appended && wrote,
 	      "a group appends two files of 16M + 4K and is removed; another writes 18M "
 	      "under their 52M parent without swap: no OOM kill");
-	rmdir(PARENT "/other");
-	rmdir(PARENT);
+	cgroup_siblings_remove(PARENT, "child", "other");
 	for (int i = 0; i < 2; i++) {
 		snprintf(path, sizeof(path), "%s/r-gone%d", large, i);
 		unlink(path);
@@ -736,8 +729,6 @@ static void test_quota_slack(void)
  */
 static void root_files_with_slack(const char *dir)
 {
-	static char page[PAGE];
-
 	for (int i = 0; i < 300; i++) {
 		char name[32];
 		int fd;
@@ -746,9 +737,7 @@ static void root_files_with_slack(const char *dir)
 		fd = open_new(dir, name);
 		if (fchown(fd, 0, 1000))
 			die("fchown");
-		for (int p = 0; p < 17; p++)
-			if (write(fd, page, PAGE) != PAGE)
-				die("append");
+		append_pages(fd, 0, 17, 30);
 		close(fd);
 	}
 }

@@ -85,13 +85,7 @@ static void test_group_splits_its_own(const char *plain, const char *huge)
 	char path[512];
 	int whole_a, whole_b;
 
-	sysfs_write("/sys/fs/cgroup/cgroup.subtree_control", "+memory");
-	rmdir(GROUPS "/a");
-	rmdir(GROUPS "/b");
-	rmdir(GROUPS);
-	if (mkdir(GROUPS, 0755) || mkdir(GROUPS "/a", 0755) || mkdir(GROUPS "/b", 0755))
-		die(GROUPS);
-	sysfs_write(GROUPS "/cgroup.subtree_control", "+memory");
+	cgroup_siblings(GROUPS, "a", "b");
 	sysfs_write(GROUPS "/b/memory.max", "32M");
 	sysfs_write(GROUPS "/b/memory.swap.max", "0");
 	wrote_a = run_in_cgroup(GROUPS "/a", write_small_files, &a);
@@ -106,9 +100,7 @@ static void test_group_splits_its_own(const char *plain, const char *huge)
 	check(whole_b <= 7, "at least 5 of the second group's 12 were (%d left)", whole_b);
 	snprintf(path, sizeof(path), "%s/s-16m", plain);
 	unlink(path);
-	rmdir(GROUPS "/a");
-	rmdir(GROUPS "/b");
-	rmdir(GROUPS);
+	cgroup_siblings_remove(GROUPS, "a", "b");
 }
 
 /* In the boot with cgroup.memory=nokmem: say so, so that it cannot go unnoticed */
