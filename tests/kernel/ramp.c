@@ -679,6 +679,22 @@ static void test_uffd_copy_full_mount(void)
  * A user at its quota gets room from its own files' folios past EOF, not
  * only from the first files on the shrinker's list.
  */
+/*
+ * The user's second file, 2.5M: with user-a's 17M + 4K of appends, within
+ * a 20M quota only once user-a's slack goes.  Did every write succeed?
+ */
+static bool write_user_b(const char *dir)
+{
+	static char half[MB / 2];
+	int fd = open_new(dir, "user-b");
+	bool ok = true;
+
+	for (long off = 0; ok && off < 5 * MB / 2; off += MB / 2)
+		ok = pwrite(fd, half, MB / 2, off) == MB / 2;
+	close(fd);
+	return ok;
+}
+
 static void test_quota_slack(void)
 {
 	const char *dir = mount_tmpfs("ramp-quota",
@@ -693,21 +709,13 @@ static void test_quota_slack(void)
 		if (child < 0)
 			die("fork");
 		if (child == 0) {
-			int fd, ok = 1;
-
 			if (setgid(1000) || setuid(1000))
 				_exit(2);
 			if (!pass) {
 				appended_17m(dir, "user-a");
 				_exit(0);
 			}
-			/* 17M + 4K and 2.5M of data: within 20M once a's slack goes */
-			static char half[MB / 2];
-
-			fd = open_new(dir, "user-b");
-			for (long off = 0; ok && off < 5 * MB / 2; off += MB / 2)
-				ok = pwrite(fd, half, MB / 2, off) == MB / 2;
-			_exit(!ok);
+			_exit(!write_user_b(dir));
 		}
 		waitpid(child, &status, 0);
 		if (pass)
@@ -760,16 +768,10 @@ static void test_quota_slack_behind_others(void)
 	if (child < 0)
 		die("fork");
 	if (child == 0) {
-		static char half[MB / 2];
-		int fd, ok = 1;
-
 		if (setgid(1000) || setuid(1000))
 			_exit(2);
 		appended_17m(dir, "user-a");
-		fd = open_new(dir, "user-b");
-		for (long off = 0; ok && off < 5 * MB / 2; off += MB / 2)
-			ok = pwrite(fd, half, MB / 2, off) == MB / 2;
-		_exit(!ok);
+		_exit(!write_user_b(dir));
 	}
 	waitpid(child, &status, 0);
 	for (int i = 0; i < 300; i++) {
