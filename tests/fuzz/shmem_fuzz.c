@@ -313,14 +313,14 @@ enum op_type {
 	OP_WRITE, OP_PWRITEV, OP_FALLOC, OP_FALLOC_KEEP, OP_PUNCH, OP_TRUNCATE, OP_READ,
 	OP_SPLICE, OP_SPLICE_HOLD, OP_PIPE_READ, OP_SENDFILE, OP_COPY, OP_MMAP_READ,
 	OP_MMAP_WRITE, OP_MMAP_EOF, OP_MINCORE, OP_SEEK, OP_FSYNC, OP_STAT, OP_CHILD_WRITE,
-	OP_RECLAIM, OP_PAGEOUT, OP_COMPACT, NR_OP_TYPES
+	OP_RECLAIM, OP_PAGEOUT, OP_COMPACT, OP_WRITE_MAPPED, NR_OP_TYPES
 };
 
 static const char *const op_names[NR_OP_TYPES] = {
 	"write", "pwritev", "falloc", "falloc_keep", "punch", "truncate", "read",
 	"splice", "splice_hold", "pipe_read", "sendfile", "copy", "mmap_read",
 	"mmap_write", "mmap_eof", "mincore", "seek", "fsync", "stat", "child_write",
-	"reclaim", "pageout", "compact",
+	"reclaim", "pageout", "compact", "write_mapped",
 };
 
 /* Relative frequencies (compaction: once in 200 in some cases); -x excludes */
@@ -331,7 +331,7 @@ static int op_weights[NR_OP_TYPES] = {
 	[OP_SPLICE_HOLD] = 3, [OP_PIPE_READ] = 3, [OP_SENDFILE] = 3, [OP_COPY] = 4,
 	[OP_MMAP_READ] = 3, [OP_MMAP_WRITE] = 5, [OP_MMAP_EOF] = 4, [OP_MINCORE] = 3,
 	[OP_SEEK] = 5, [OP_FSYNC] = 1, [OP_STAT] = 1, [OP_CHILD_WRITE] = 2,
-	[OP_RECLAIM] = 1, [OP_PAGEOUT] = 1, [OP_COMPACT] = 0,
+	[OP_RECLAIM] = 1, [OP_PAGEOUT] = 1, [OP_COMPACT] = 0, [OP_WRITE_MAPPED] = 3,
 };
 
 struct op {
@@ -440,7 +440,7 @@ static int gen_ops(uint64_t cs, const struct env *e, int n, struct op *ops)
 			if (t == OP_FALLOC && op->off + op->len > size)
 				size = op->off + op->len;
 			break;
-		case OP_WRITE: case OP_PWRITEV: case OP_CHILD_WRITE:
+		case OP_WRITE: case OP_PWRITEV: case OP_CHILD_WRITE: case OP_WRITE_MAPPED:
 			if (op->off + op->len > size)
 				size = op->off + op->len;
 			break;
@@ -1253,6 +1253,43 @@ static void do_op(const struct op *op, unsigned char *buf)
 			r = SYS(madvise(map + pa, b - pa, MADV_PAGEOUT));
 			expect_result("madvise(MADV_PAGEOUT)", r, 0);
 			M.swapped = true;
+		}
+		munmap(map, maplen);
+		break;
+	}
+	case OP_WRITE_MAPPED: {
+		/*
+		 * A write whose source is a mapping of the file itself, from
+		 * arg within i_size and not overlapping the destination (an
+		 * overlapping copy's result depends on the copy's stride)
+		 */
+		long a = M.size ? (long)(op->arg % M.size) : 0;
+
+		map = map_file(&maplen);
+		r = 0;
+		if (!map)
+			break;
+		want = len < M.size - a ? len : M.size - a;
+		if (a < off + want && off < a + want)
+			want = off > a ? off - a : 0;
+		if (!want) {
+			munmap(map, maplen);
+			break;
+		}
+		memcpy(buf, M.data + a, want);
+		r = SYS(pwrite(fd, map + a, want, off));
+		expect_result("pwrite from a mapping of the file", r, want);
+		for (long p = first_page(a); p < end_page(a + want); p++) {
+			M.clean[p] = !M.alloc[p] || M.clean[p];
+			M.datap[p] = 1;
+		}
+		model_alloc(a, a + want, true);
+		if (r > 0) {
+			bool exp = range_exposed(a, r);
+
+			model_write(off, r, buf, false);
+			for (long p = first_page(off); exp && p < end_page(off + r); p++)
+				M.exposed[p] = 1;
 		}
 		munmap(map, maplen);
 		break;

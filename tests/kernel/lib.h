@@ -87,5 +87,7 @@ void mount_option_tests(const char *large);
 void ramp_tests(const char *large, const char *plain);
 void ramp_slack_reclaim_tests(const char *large, const char *plain);
 void shrink_tests(const char *large, const char *plain, const char *huge, bool nokmem);
+void eof_tests(const char *large, const char *plain, const char *huge, const char *hugelarge);
+void write_source_tests(const char *large, const char *plain, const char *huge);
 
 #endif

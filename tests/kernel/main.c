@@ -37,6 +37,8 @@ int main(int argc, char **argv)
 	ramp_tests(large, plain);
 	shrink_tests(large, plain, huge, false);
 	mount_option_tests(large);
+	eof_tests(large, plain, huge, hugelarge);
+	write_source_tests(large, plain, huge);
 out:
 	test_kernel_log();
 
