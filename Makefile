@@ -10,7 +10,7 @@ CC ?= gcc
 CFLAGS ?= -O2 -g -Wall -Wextra
 VM := tools/vm/run
 
-.PHONY: install all help deps kernel kernel-stock kernel-notrace kernel-events5 kernel-noramp kernel-debug bench kernel-deb kernel-deb-config test-install tools vmlinux-h dashboard-pictures tests test test-long test-debug run shell check-series clean
+.PHONY: install all help deps kernel kernel-stock kernel-notrace kernel-events5 kernel-noramp kernel-debug kernel-bench kernel-stock-bench bench bench-default kernel-deb kernel-deb-config test-install tools vmlinux-h dashboard-pictures tests test test-long test-debug run shell check-series clean
 
 all: kernel tests
 
@@ -22,7 +22,9 @@ help:
 	@echo "make kernel-notrace  the series without its tracepoint patches"
 	@echo "make kernel-noramp  the series without the append ramp (patch 15) and after"
 	@echo "make kernel-debug  the series with KASAN, lockdep and DEBUG_VM"
+	@echo "make kernel-bench kernel-stock-bench  the series and stock without DEBUG_VM, for benchmarks"
 	@echo "make bench       benchmarks (under emulation), reports in docs/"
+	@echo "make bench-default  a default tmpfs mount, series against stock (docs/bench-default-mount.md)"
 	@echo "make dashboard-pictures  the README's pictures of the dashboard panels and live page"
 	@echo "make test        build everything, boot the patched kernel, run the tests"
 	@echo "make test-long   make test with 1,000,000 random operations (half on each kernel)"
@@ -67,6 +69,15 @@ kernel-debug: deps
 	@mkdir -p $(BUILD)
 	@dir=$$(scripts/build-kernel debug) && ln -sfn "$$dir" $(BUILD)/kernel-debug
 
+# The benchmarks' kernels: as users build them, without DEBUG_VM
+kernel-bench: deps
+	@mkdir -p $(BUILD)
+	@dir=$$(scripts/build-kernel bench) && ln -sfn "$$dir" $(BUILD)/kernel-bench
+
+kernel-stock-bench: deps
+	@mkdir -p $(BUILD)
+	@dir=$$(scripts/build-kernel stock-bench) && ln -sfn "$$dir" $(BUILD)/kernel-stock-bench
+
 $(BIN)/shmem_loop: tools/bench/shmem_loop.c | $(BIN)
 	$(CC) $(CFLAGS) -o $@ $<
 
@@ -79,7 +90,14 @@ $(BIN)/shmem_seek: tools/bench/shmem_seek.c | $(BIN)
 $(BIN)/copy_cost: tools/bench/copy_cost.c | $(BIN)
 	$(CC) $(CFLAGS) -o $@ $<
 
-bench: kernel kernel-notrace kernel-noramp kernel-stock $(BIN)/shmem_loop $(BIN)/shmem_pft $(BIN)/shmem_seek $(BIN)/copy_cost tools
+$(BIN)/default_ops: tools/bench/default_ops.c | $(BIN)
+	$(CC) $(CFLAGS) -o $@ $<
+
+bench-default: kernel-bench kernel-stock-bench $(BIN)/default_ops
+	tools/bench/default-mount
+
+bench: kernel kernel-notrace kernel-noramp kernel-stock kernel-bench kernel-stock-bench $(BIN)/shmem_loop $(BIN)/shmem_pft $(BIN)/shmem_seek $(BIN)/copy_cost $(BIN)/default_ops tools
+	tools/bench/default-mount
 	tools/bench/tracepoints
 	tools/bench/seek
 	tools/bench/tracing
