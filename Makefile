@@ -20,7 +20,7 @@ help:
 	@echo "make kernel-stock  the same pinned source without the series"
 	@echo "make kernel-events5  the series before the append ramp (5-argument allocation events)"
 	@echo "make kernel-notrace  the series without its tracepoint patches"
-	@echo "make kernel-noramp  the series without the append ramp (patch 15) and after"
+	@echo "make kernel-noramp  the series without the append ramp (patch 16) and after"
 	@echo "make kernel-debug  the series with KASAN, lockdep and DEBUG_VM"
 	@echo "make kernel-bench kernel-stock-bench  the series and stock without DEBUG_VM, for benchmarks"
 	@echo "make bench       benchmarks (under emulation), reports in docs/"

@@ -711,7 +711,7 @@ int BPF_PROG(alloc_fallback, struct inode *inode, unsigned long index,
 }
 
 /*
- * The same events before the series' append ramp (patch 15), without
+ * The same events before the series' append ramp (patch 16), without
  * ramp_orders: the verifier refuses a program that reads a sixth
  * argument of a tracepoint that has five, so the loader loads these
  * instead there (tracer.c), and the ramp is not observed.
