@@ -86,6 +86,7 @@ void review3_tests(const char *large, const char *plain, const char *huge);
 void mount_option_tests(const char *large);
 void ramp_tests(const char *large, const char *plain);
 void ramp_slack_reclaim_tests(const char *large, const char *plain);
+void test_memcg_trims_slack(const char *large);
 void shrink_tests(const char *large, const char *plain, const char *huge, bool nokmem);
 void eof_tests(const char *large, const char *plain, const char *huge, const char *hugelarge);
 void write_source_tests(const char *large, const char *plain, const char *huge);

@@ -538,7 +538,7 @@ static void fill_past_slack(void *path)
  * A memory cgroup at its limit, without swap, gets back what its files
  * hold past EOF: memcg reclaim reaches the huge page shrinker.
  */
-static void test_memcg_trims_slack(const char *large)
+void test_memcg_trims_slack(const char *large)
 {
 	char path[512];
 	long swapped;

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "lib.h"
@@ -103,6 +104,67 @@ static void test_group_splits_its_own(const char *plain, const char *huge)
 	cgroup_siblings_remove(GROUPS, "a", "b");
 }
 
+#define OTHERS 100000
+
+/*
+ * OTHERS files of 4K, each in an 8K folio whose second page lies past EOF
+ * (a write of 8K from a buffer whose second page cannot be read stops
+ * after 4K): slack on the shrinklist, charged to the writer's group.
+ */
+static void write_slack_files(void *dir)
+{
+	char *src = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (src == MAP_FAILED)
+		_exit(1);
+	fill(src, PAGE, 70);
+	mprotect(src + PAGE, PAGE, PROT_NONE);
+	for (int i = 0; i < OTHERS; i++) {
+		char name[32];
+		int fd;
+
+		snprintf(name, sizeof(name), "o%d", i);
+		fd = open_new(dir, name);
+		if (pwrite(fd, src, 2 * PAGE, 0) != PAGE)
+			_exit(1);
+		close(fd);
+	}
+}
+
+/*
+ * A group's reclaim reaches its own slack whatever other groups hold: a
+ * group without a limit leaves 100,000 files with 4K past EOF each, on
+ * the shrinklist before anything of the next group's; then a 32M group
+ * without swap runs the ramp's trim-slack workload (test_memcg_trims_slack:
+ * it fits only once its own slack is split).  The others' slack stays.
+ * Before each group had a list of its own, reclaim gave up after a batch
+ * of others' files and the group was OOM-killed from 60,000 of them on.
+ */
+static void test_slack_behind_others(const char *large)
+{
+	long blocks = 0;
+	bool wrote;
+
+	cgroup_siblings(GROUPS, "others", "spare");
+	wrote = run_in_cgroup(GROUPS "/others", write_slack_files, (void *)large);
+	check(wrote, "100,000 files of 4K with 4K past EOF each in an unlimited group");
+	test_memcg_trims_slack(large);
+	for (int i = 0; i < OTHERS; i++) {
+		char path[512];
+		struct stat st;
+
+		snprintf(path, sizeof(path), "%s/o%d", large, i);
+		if (!stat(path, &st))
+			blocks += st.st_blocks;
+		unlink(path);
+	}
+	check(blocks == OTHERS * 2 * PAGE / 512,
+	      "the other group's files keep their slack: st_blocks %ld in all (%ld)",
+	      blocks, OTHERS * 2 * PAGE / 512);
+	cgroup_siblings_remove(GROUPS, "others", "spare");
+}
+
 /* In the boot with cgroup.memory=nokmem: say so, so that it cannot go unnoticed */
 static void check_nokmem(void)
 {
@@ -121,4 +183,5 @@ void shrink_tests(const char *large, const char *plain, const char *huge, bool n
 		check_nokmem();
 	test_group_splits_its_own(plain, huge);
 	ramp_slack_reclaim_tests(large, plain);
+	test_slack_behind_others(large);
 }
