@@ -159,6 +159,8 @@ static void test_charge_placement(const char *hugelarge)
 	test_charge_placement_order8(hugelarge);
 }
 
+/* ---- the huge page shrinker under memory cgroups ---- */
+
 struct small_files {
 	const char *dir;
 	const char *prefix;
