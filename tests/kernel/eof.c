@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The end of a file, as a mapping and fallocate see it:
+ * The end of a file, as a mapping sees it:
+ * - bytes stored past EOF through a mapping read as zeroes once a write,
+ *   ftruncate or fallocate grows the file over them, on every mount kind,
+ *   also through a PMD mapping, and also in the pages past EOF that a
+ *   punch split off a PMD-mapped folio;
  * - a load past EOF gets SIGBUS on a large_folios mount however a folio
  *   came to span EOF (fallocate then a write, a short copy, the truncation
  *   of a folio a pipe holds, MADV_COLLAPSE), as on a default mount; a
  *   huge=always mount without large_folios still maps its PMD-sized folio
- *   across EOF, as stock 6.12 does;
- * - fallocate over a partially written folio leaves its unwritten blocks
- *   holes (SEEK_HOLE, zeroes), as it leaves the pages around a written
- *   base page, and when it fails for ENOSPC its undo keeps the folio.
+ *   across EOF, as stock 6.12 does.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -65,14 +66,119 @@ static bool sigbus_past_eof(int fd)
 	return bus;
 }
 
-static long size_of(int fd)
-{
-	struct stat st;
+/* ---- bytes stored past EOF through mmap read as zeroes once the file grows ---- */
 
-	if (fstat(fd, &st))
-		die("fstat");
-	return st.st_size;
+static void stale_case(const struct mnt *m, int how)
+{
+	static const char *const what[] = {
+		"pwrite 1 byte at 8K", "ftruncate 8K", "fallocate 0..8K",
+	};
+	int fd = open_new(m->dir, "stale");
+	char *map;
+
+	pwrite_pattern(fd, 0, 100, 52);
+	map = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		die("mmap");
+	memset(map + 200, 'X', PAGE - 200);
+	munmap(map, PAGE);
+	if (how == 0 ? pwrite(fd, "Y", 1, 8 * KB) != 1 :
+	    how == 1 ? ftruncate(fd, 8 * KB) : fallocate(fd, 0, 0, 8 * KB))
+		die(what[how]);
+	check(size_of(fd) == 8 * KB + (how == 0) && has_pattern(fd, 0, 100, 0, 52) &&
+	      is_zero(fd, 100, 8 * KB - 100) && (how || is_byte(fd, 8 * KB, 1, 'Y')),
+	      "%s: 100-byte file, 'X' stored past EOF through mmap, %s: the gap reads zeroes",
+	      m->name, what[how]);
+	close(fd);
 }
+
+static void test_stale_pmd(const char *huge)
+{
+	struct sigaction sa = { .sa_handler = on_sigbus }, old;
+	int fd = open_new(huge, "stale-pmd");
+	char *area, *map;
+	volatile bool bus = false;
+
+	pwrite_pattern(fd, 0, 100, 53);
+	map = mmap_pmd(fd, &area);
+	(void)*(volatile char *)map;
+	sigaction(SIGBUS, &sa, &old);
+	if (sigsetjmp(sigbus_jmp, 1))
+		bus = true;
+	else
+		memset(map + MB, 'X', PAGE);
+	sigaction(SIGBUS, &old, NULL);
+	munmap(area, 2 * PMD);
+	if (bus)
+		diag("huge=always: the store at 1M past EOF raised SIGBUS: not PMD-mapped");
+	check(!ftruncate(fd, 2 * MB), "ftruncate to 2M");
+	check(is_zero(fd, 100, 2 * MB - 100) && has_pattern(fd, 0, 100, 0, 53),
+	      "huge=always: a store at 1M past EOF through a %s mapping reads zero after ftruncate 2M",
+	      bus ? "(SIGBUS: not PMD)" : "PMD");
+	close(fd);
+}
+
+static void test_stale(const struct mnt *mounts, int n, const char *huge)
+{
+	for (int i = 0; i < n; i++)
+		for (int how = 0; how < 3; how++)
+			stale_case(&mounts[i], how);
+	test_stale_pmd(huge);
+}
+
+/* ---- Pages a split cut off past EOF are zeroed when the file grows ---- */
+
+/*
+ * huge=always: 2M fallocated past EOF, 100 bytes written, the folio
+ * PMD-mapped and 4K stored at 1M (past EOF) through the mapping; a page
+ * punched at 8K splits the folio, which keeps its pages up to the
+ * fallocated end.  Growing the file over 1M must read zeroes there.
+ */
+static void split_eof_case(const char *huge, int how)
+{
+	static const char *const what[] = {
+		"pwrite 1 byte at 1.5M", "ftruncate to 1.5M", "fallocate to 1.5M",
+	};
+	int fd = open_new(huge, "split-eof"), order = 0;
+	char *area, *map;
+
+	/* Earlier tests leave memory fragmented: compact once if need be */
+	for (int tries = 0; tries < 2 && order != 9; tries++) {
+		if (tries)
+			sysfs_write("/proc/sys/vm/compact_memory", "1");
+		if (ftruncate(fd, 0) || fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, PMD))
+			die("fallocate");
+		pwrite_pattern(fd, 0, 100, 64);
+		order = folio_order_at(fd, 0, NULL);
+	}
+	/* Without a 2M folio there is no PMD mapping, and a store past EOF raises SIGBUS */
+	if (!check(order == 9, "huge=always: a 2M folio for the file (order %d)", order)) {
+		close(fd);
+		return;
+	}
+	map = mmap_pmd(fd, &area);
+	(void)*(volatile char *)map;
+	memset(map + MB, 'X', PAGE);
+	munmap(area, 2 * PMD);
+	if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 2 * PAGE, PAGE))
+		die("punch");
+	if (how == 0 ? pwrite(fd, "Y", 1, 3 * MB / 2) != 1 :
+	    how == 1 ? ftruncate(fd, 3 * MB / 2) : fallocate(fd, 0, 0, 3 * MB / 2))
+		die(what[how]);
+	check(has_pattern(fd, 0, 100, 0, 64) && is_zero(fd, 100, 3 * MB / 2 - 100),
+	      "huge=always: 4K stored at 1M past EOF through a PMD mapping, the folio split by a "
+	      "punch, then %s: the gap reads zeroes", what[how]);
+	close(fd);
+}
+
+void eof_zeroing_tests(const struct mnt *mounts, int n, const char *huge)
+{
+	test_stale(mounts, n, huge);
+	for (int how = 0; how < 3; how++)
+		split_eof_case(huge, how);
+}
+
+/* ---- SIGBUS past EOF ---- */
 
 /* fallocate(KEEP_SIZE) 2M, then 4K written: a 2M folio, i_size 4K */
 static void fallocated_folio(const char *dir, const char *name, bool expect_bus)
@@ -154,8 +260,8 @@ static void collapsed_folio(const char *dir)
 	close(fd);
 }
 
-static void test_sigbus_past_eof(const char *large, const char *plain, const char *huge,
-				 const char *hugelarge)
+void eof_sigbus_tests(const char *large, const char *plain, const char *huge,
+		      const char *hugelarge)
 {
 	int fd = open_new(plain, "eof-plain");
 
@@ -168,62 +274,4 @@ static void test_sigbus_past_eof(const char *large, const char *plain, const cha
 	short_copy_folio(large);
 	held_folio_truncated(large);
 	collapsed_folio(large);
-}
-
-static long blocks_of(int fd)
-{
-	struct stat st;
-
-	if (fstat(fd, &st))
-		die("fstat");
-	return st.st_blocks;
-}
-
-/* 4K written at 0, i_size 2M, fallocate over the 2M: holes stay holes */
-static void fallocate_over_partial(const char *dir, const char *name)
-{
-	int fd = open_new(dir, "falloc-partial");
-	off_t hole;
-
-	pwrite_pattern(fd, 0, PAGE, 95);
-	if (ftruncate(fd, PMD) || fallocate(fd, 0, 0, PMD))
-		die("fallocate");
-	hole = seek(fd, 0, SEEK_HOLE);
-	check(hole == PAGE && has_pattern(fd, 0, PAGE, 0, 95) && is_zero(fd, PAGE, PMD - PAGE),
-	      "%s: pwrite 4K, ftruncate 2M, fallocate 0..2M: SEEK_HOLE(0) %lld (4096 on a "
-	      "default mount), the rest reads zeroes", name, (long long)hole);
-	close(fd);
-}
-
-/*
- * On a 4M mount, 4K written into a 2M folio; fallocate of 8M fails for
- * ENOSPC and undoes what it added: the written folio stays, its page data
- * and the rest a hole, and nothing else stays allocated.
- */
-static void fallocate_undo_keeps_partial(void)
-{
-	const char *dir = mount_tmpfs("huge-4m", "huge=always,size=4M");
-	int fd = open_new(dir, "falloc-undo");
-	long before;
-	int r;
-
-	pwrite_pattern(fd, 0, PAGE, 96);
-	before = blocks_of(fd);
-	r = fallocate(fd, 0, 0, 8 * MB);
-	check(r && errno == ENOSPC, "huge=always,size=4M: fallocate 8M fails with ENOSPC");
-	check(has_pattern(fd, 0, PAGE, 0, 96) && seek(fd, 0, SEEK_HOLE) == PAGE &&
-	      blocks_of(fd) == before && before == PMD / 512 && size_of(fd) == PAGE,
-	      "its undo keeps the partially written 2M folio: 4K of data, then a hole, "
-	      "st_blocks %ld as before (%ld)", blocks_of(fd), before);
-	close(fd);
-	umount2(dir, MNT_DETACH);
-}
-
-void eof_tests(const char *large, const char *plain, const char *huge, const char *hugelarge)
-{
-	test_sigbus_past_eof(large, plain, huge, hugelarge);
-	fallocate_over_partial(huge, "huge=always");
-	fallocate_over_partial(hugelarge, "huge=always,large_folios");
-	fallocate_over_partial(plain, "default mount");
-	fallocate_undo_keeps_partial();
 }

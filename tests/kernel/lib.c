@@ -128,6 +128,36 @@ bool is_zero(int fd, off_t off, size_t len)
 	return zero;
 }
 
+long blocks_of(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		die("fstat");
+	return st.st_blocks;
+}
+
+long size_of(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		die("fstat");
+	return st.st_size;
+}
+
+/* Is [off, off + len) all byte c? */
+bool is_byte(int fd, off_t off, size_t len, char c)
+{
+	char *got = malloc(len);
+	bool same = pread(fd, got, len, off) == (ssize_t)len;
+
+	for (size_t i = 0; same && i < len; i++)
+		same = got[i] == c;
+	free(got);
+	return same;
+}
+
 off_t seek(int fd, off_t off, int whence)
 {
 	off_t r = lseek(fd, off, whence);

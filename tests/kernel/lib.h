@@ -26,6 +26,9 @@ void fill(char *buf, size_t len, unsigned int seed);
 void pwrite_pattern(int fd, off_t off, size_t len, unsigned int seed);
 bool has_pattern(int fd, off_t off, size_t len, off_t base, unsigned int seed);
 bool is_zero(int fd, off_t off, size_t len);
+bool is_byte(int fd, off_t off, size_t len, char c);
+long blocks_of(int fd);
+long size_of(int fd);
 off_t seek(int fd, off_t off, int whence);
 uint64_t read_u64_at(const char *path, off_t index);
 int folio_order_at(int fd, off_t off, bool *uptodate);
@@ -74,21 +77,34 @@ int pick(const struct trace *t, const char *name, const struct event **out, int 
 int events(const struct trace *t, const char *name);
 int count(const struct trace *t, const char *name, const char *key, const char *value);
 
-/* The test groups */
-void folio_tests(const char *large, const char *plain, const char *huge,
-		 unsigned int seed, long ops);
+/* The mounts main() makes, each with the name the tests' messages give it */
+struct mnt {
+	const char *dir, *name;
+};
+
+/* The test groups, a file each, by subject */
+void orders_tests(const char *large, const char *plain, const char *huge,
+		  const struct mnt *mounts, int n);
+void seek_tests(const char *large, const char *huge);
+void punch_tests(const char *large, const char *plain, const char *huge,
+		 const char *hugelarge, const struct mnt *mounts, int n);
+void read_splice_tests(const char *large, const char *huge);
+void swap_tests(const char *large, const char *plain);
+void random_ops_tests(const char *large, const char *plain, const char *huge,
+		      unsigned int seed, long ops);
 void trace_tests(const char *large, const char *plain, const char *huge,
 		 const char *hugelarge);
-void regress_tests(const char *large, const char *plain, const char *huge,
-		   const char *hugelarge);
-void review_tests(const char *huge);
-void review3_tests(const char *large, const char *plain, const char *huge);
-void mount_option_tests(const char *large);
+void seal_tests(const char *large, const char *plain);
+void collapse_tests(const char *large, const char *huge);
+void eof_zeroing_tests(const struct mnt *mounts, int n, const char *huge);
 void ramp_tests(const char *large, const char *plain);
 void ramp_slack_reclaim_tests(const char *large, const char *plain);
 void test_memcg_trims_slack(const char *large);
-void shrink_tests(const char *large, const char *plain, const char *huge, bool nokmem);
-void eof_tests(const char *large, const char *plain, const char *huge, const char *hugelarge);
+void memcg_tests(const char *large, const char *plain, const char *huge,
+		 const char *hugelarge, bool nokmem);
+void mount_option_tests(const char *large);
+void eof_sigbus_tests(const char *large, const char *plain, const char *huge,
+		      const char *hugelarge);
 void write_source_tests(const char *large, const char *plain, const char *huge);
 
 #endif

@@ -18,26 +18,38 @@ int main(int argc, char **argv)
 	unsigned int seed = argc > 1 && !nokmem ? strtoul(argv[1], NULL, 0) : (unsigned int)getpid();
 	long ops = argc > 2 ? atol(argv[2]) : 100000;
 	const char *large, *plain, *huge, *hugelarge;
+	struct mnt mounts[4];
+	int n = 4;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	large = mount_tmpfs("large", "large_folios");
 	plain = mount_tmpfs("default", "");
 	huge = mount_tmpfs("huge", "huge=always");
 	if (nokmem) {
-		shrink_tests(large, plain, huge, true);
+		memcg_tests(large, plain, huge, NULL, true);
 		goto out;
 	}
 	hugelarge = mount_tmpfs("hugelarge", "huge=always,large_folios");
+	mounts[0] = (struct mnt){ plain, "default" };
+	mounts[1] = (struct mnt){ huge, "huge=always" };
+	mounts[2] = (struct mnt){ large, "large_folios" };
+	mounts[3] = (struct mnt){ hugelarge, "huge=always,large_folios" };
 
-	folio_tests(large, plain, huge, seed, ops);
+	orders_tests(large, plain, huge, mounts, n);
+	seek_tests(large, huge);
+	punch_tests(large, plain, huge, hugelarge, mounts, n);
+	read_splice_tests(large, huge);
+	swap_tests(large, plain);
+	random_ops_tests(large, plain, huge, seed, ops);
 	trace_tests(large, plain, huge, hugelarge);
-	regress_tests(large, plain, huge, hugelarge);
-	review_tests(huge);
-	review3_tests(large, plain, huge);
+	seal_tests(large, plain);
+	collapse_tests(large, huge);
+	eof_zeroing_tests(mounts, n, huge);
 	ramp_tests(large, plain);
-	shrink_tests(large, plain, huge, false);
+	memcg_tests(large, plain, huge, hugelarge, false);
 	mount_option_tests(large);
-	eof_tests(large, plain, huge, hugelarge);
+	/* From here on large is mounted nolarge_folios */
+	eof_sigbus_tests(large, plain, huge, hugelarge);
 	write_source_tests(large, plain, huge);
 out:
 	test_kernel_log();

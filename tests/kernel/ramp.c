@@ -126,15 +126,6 @@ static void append_pages(int fd, long from, long to, unsigned int seed)
 	free(buf);
 }
 
-static long blocks_of(int fd)
-{
-	struct stat st;
-
-	if (fstat(fd, &st))
-		die("fstat");
-	return st.st_blocks;
-}
-
 static void test_appends(const char *large)
 {
 	int fd = open_new(large, "r-append");

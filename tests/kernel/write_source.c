@@ -32,15 +32,6 @@
 #define MADV_PAGEOUT 21
 #endif
 
-static long blocks_of(int fd)
-{
-	struct stat st;
-
-	if (fstat(fd, &st))
-		die("fstat");
-	return st.st_blocks;
-}
-
 static char *map_file(int fd, size_t len)
 {
 	char *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);

@@ -1,21 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Regression tests for what an independent review of the series found
- * after the issue-10 fixes: a partially uptodate folio taken for a pin by
- * F_SEAL_WRITE, and MADV_COLLAPSE mapping a folio that is not uptodate;
- * khugepaged zeroing such a folio without mapping it (random tester); and
- * mincore() answering by who held the folio lock.
+ * khugepaged and MADV_COLLAPSE over partially written folios:
+ * - MADV_COLLAPSE of a range whose 2M folio is partially written maps it
+ *   with a PMD only after zeroing its unwritten blocks, which are data from
+ *   then on: no stale memory shows, and a store through it stays;
+ * - khugepaged, which only retracts page tables there, leaves a partially
+ *   written folio partial;
+ * - MADV_COLLAPSE over a partially written 1M folio (large_folios) fails
+ *   with EINVAL and leaves its unwritten blocks holes.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,35 +26,7 @@
 #endif
 
 #define THP "/sys/kernel/mm/transparent_hugepage/"
-#define SHMEM_ENABLED THP "shmem_enabled"
 #define KHUGEPAGED THP "khugepaged/"
-
-/*
- * A memfd (internal mount, huge pages per shmem_enabled) written 4K into
- * a 2M folio: the block bitmap holds a folio reference that is not a pin.
- */
-static void test_seal_partial(void)
-{
-	char saved[32], buf[PAGE];
-	int fd, ret;
-
-	thp_setting(SHMEM_ENABLED, saved, sizeof(saved));
-	sysfs_write(SHMEM_ENABLED, "always");
-	fd = memfd_create("seal", MFD_ALLOW_SEALING);
-	memset(buf, 'A', sizeof(buf));
-	if (fd < 0 || ftruncate(fd, PMD) || pwrite(fd, buf, PAGE, 0) != PAGE)
-		die("memfd");
-	/* Not mapped to look at it: a fault would make the folio uptodate */
-	check(seek(fd, 0, SEEK_HOLE) == PAGE,
-	      "memfd: 4K written into a 2M folio, the rest a hole (SEEK_HOLE %lld)",
-	      (long long)seek(fd, 0, SEEK_HOLE));
-	ret = fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE);
-	check(ret == 0, "F_SEAL_WRITE on it succeeds: the bitmap's reference is no pin (%s)",
-	      ret ? strerror(errno) : "ok");
-	check(pwrite(fd, buf, PAGE, PAGE) < 0, "and the seal holds: a write fails");
-	close(fd);
-	sysfs_write(SHMEM_ENABLED, saved);
-}
 
 /*
  * MADV_COLLAPSE of a range whose 2M folio is already in the page cache,
@@ -149,67 +121,35 @@ static void test_khugepaged_partial(const char *huge)
 }
 
 /*
- * mincore() of a written and an unwritten page of a partially uptodate
- * folio while another process takes the folio lock over and over
- * (lseek(SEEK_DATA) scans the folio's blocks under it, read() takes it for
- * the page): resident and not resident every time.  mincore() may not
- * take the lock; trying it and calling the folio resident while it was
- * busy made the unwritten page read resident at random, and calling it not
- * resident instead made the written page read not resident (an
- * independent review: 1.4 million of 2 million calls on huge=always).
+ * MADV_COLLAPSE of a range holding a partially written 1M folio
+ * (large_folios): khugepaged's collapse leaves the folio alone rather than
+ * zero its unwritten blocks into data before a collapse that may fail.
  */
-static void test_mincore_contended(const char *huge)
+static void test_collapse_leaves_partial(const char *large)
 {
-	int fd = open_new(huge, "mincore-busy");
-	long calls, written_out = 0, unwritten_in = 0;
-	volatile long *turns;
-	unsigned char vec[2];
-	char *map, buf[PAGE];
-	pid_t child;
+	int fd = open_new(large, "collapse-partial");
+	char *area, *map;
+	int ret;
 
+	if (fallocate(fd, 0, 0, MB))
+		die("fallocate");
+	pwrite_pattern(fd, 0, PAGE, 65);
 	if (ftruncate(fd, PMD))
 		die("ftruncate");
-	pwrite_pattern(fd, 0, PAGE, 60);
-	check(seek(fd, 0, SEEK_HOLE) == PAGE, "huge=always: 4K written into a 2M folio (SEEK_HOLE %lld)",
-	      (long long)seek(fd, 0, SEEK_HOLE));
-	/* Mapped, never touched: a fault would make the folio uptodate */
-	map = mmap(NULL, PMD, PROT_READ, MAP_SHARED, fd, 0);
-	turns = mmap(NULL, sizeof(*turns), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (map == MAP_FAILED || turns == MAP_FAILED)
-		die("mmap");
-	child = fork();
-	if (child < 0)
-		die("fork");
-	if (child == 0) {
-		for (;;) {
-			lseek(fd, PAGE, SEEK_DATA);
-			if (pread(fd, buf, PAGE, 0) != PAGE)
-				_exit(1);
-			(*turns)++;
-		}
-	}
-	/* Until the other process has taken the lock 5,000 times over */
-	for (calls = 0; *turns < 5000 && calls < 2000000; calls++) {
-		if (mincore(map, 2 * PAGE, vec))
-			die("mincore");
-		written_out += !(vec[0] & 1);
-		unwritten_in += vec[1] & 1;
-	}
-	kill(child, SIGKILL);
-	waitpid(child, NULL, 0);
-	check(*turns >= 5000 && written_out == 0 && unwritten_in == 0,
-	      "mincore while another process locks the folio %ld times: the written page resident "
-	      "and the unwritten one not, in all %ld calls (%ld and %ld not so)",
-	      *turns, calls, written_out, unwritten_in);
-	munmap((void *)turns, sizeof(*turns));
-	munmap(map, PMD);
+	map = mmap_pmd(fd, &area);
+	errno = 0;
+	ret = madvise(map, PMD, MADV_COLLAPSE);
+	check(ret < 0 && errno == EINVAL && seek(fd, 0, SEEK_HOLE) == PAGE,
+	      "large_folios: MADV_COLLAPSE over a 1M folio written 4K fails (%d, %s) and "
+	      "leaves its unwritten blocks holes (SEEK_HOLE %lld)",
+	      ret, strerror(errno), (long long)seek(fd, 0, SEEK_HOLE));
+	munmap(area, 2 * PMD);
 	close(fd);
 }
 
-void review_tests(const char *huge)
+void collapse_tests(const char *large, const char *huge)
 {
-	test_seal_partial();
 	test_collapse_partial(huge);
 	test_khugepaged_partial(huge);
-	test_mincore_contended(huge);
+	test_collapse_leaves_partial(large);
 }

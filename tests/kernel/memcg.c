@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Memory cgroups:
+ * - a charge that fails falls back to a smaller folio that holds the data
+ *   where it was written: after a failed 2M charge without reclaim the
+ *   next order is 0, and with THP defrag=always (a charge that may
+ *   reclaim) shmem steps down one order, to a 1M folio at 1M, also for a
+ *   short copy; fallocate allocates exactly what was asked for;
+ * - the huge page shrinker: a group's reclaim splits the huge folios its
+ *   files hold past EOF, with kmem accounting and without
+ *   (cgroup.memory=nokmem), and leaves other groups' alone; so it does
+ *   with the append ramp's slack (ramp.c), also behind 100,000 files of
+ *   another group's slack on the shrinklist.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib.h"
+
+#define GROUPS "/sys/fs/cgroup/shmem-shrink"
+
+/* ---- the memcg charge fallback places data where it was written ---- */
+
+struct memcg_op {
+	int fd;
+	const char *buf;	/* filled by the parent: charged outside */
+	off_t off;
+	size_t len;
+	bool falloc;
+	size_t short_ok;	/* the bytes a short copy writes, else 0 */
+};
+
+static void memcg_op(void *arg)
+{
+	struct memcg_op *op = arg;
+	size_t want = op->short_ok ? op->short_ok : op->len;
+
+	if (op->falloc ? fallocate(op->fd, 0, op->off, op->len) :
+	    pwrite(op->fd, op->buf, op->len, op->off) != (ssize_t)want) {
+		printf("# in the memory cgroup: %s: %s\n",
+		       op->falloc ? "fallocate" : "pwrite", strerror(errno));
+		_exit(1);
+	}
+}
+
+/*
+ * A charge that may reclaim (defrag=always) steps down one order at a
+ * time: after the 2M charge fails in a 1536K cgroup, the 1M folio for a
+ * write at 1M must sit at 1M.  (With defrag's default the charge may not
+ * reclaim and shmem goes straight to order 0, so the cases above never
+ * reach an order-8 folio.)  The write's source has 64K readable and then
+ * PROT_NONE: a short copy, which leaves the folio partially uptodate.  The
+ * first series put that folio at 0: the write returned 64K and the data
+ * read back at 0, zeroes at 1M; KASAN saw nothing, since every block
+ * number it set was inside the folio (docs/kasan-misplaced-folio.md).
+ */
+static void test_charge_placement_order8(const char *hugelarge)
+{
+	const char *defrag = "/sys/kernel/mm/transparent_hugepage/defrag";
+	long alloc1m = mthp_stat(1024, "shmem_alloc");
+	long charge2m = mthp_stat(2048, "shmem_fallback_charge");
+	char saved[32], *buf;
+	struct memcg_op op;
+	long swapped;
+	int fd;
+
+	buf = mmap(NULL, MB, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (buf == MAP_FAILED)
+		die("mmap");
+	memset(buf, 'A', 64 * KB);
+	if (mprotect(buf + 64 * KB, MB - 64 * KB, PROT_NONE))
+		die("mprotect");
+	thp_setting(defrag, saved, sizeof(saved));
+	sysfs_write(defrag, "always");
+	fd = open_new(hugelarge, "charge-order8");
+	op = (struct memcg_op){ .fd = fd, .buf = buf, .off = MB, .len = MB,
+			       .short_ok = 64 * KB };
+	check(run_in_memcg("1536K", memcg_op, &op, &swapped),
+	      "defrag=always: 1M write at 1M, 64K of its source readable, in a 1536K memory cgroup");
+	sysfs_write(defrag, saved);
+	check(mthp_stat(2048, "shmem_fallback_charge") - charge2m == 1 &&
+	      mthp_stat(1024, "shmem_alloc") - alloc1m == 1,
+	      "the 2M charge fails, a 1M folio takes the write (2M charge fallbacks %ld, 1M allocations %ld)",
+	      mthp_stat(2048, "shmem_fallback_charge") - charge2m,
+	      mthp_stat(1024, "shmem_alloc") - alloc1m);
+	check(size_of(fd) == MB + 64 * KB && is_byte(fd, MB, 64 * KB, 'A') &&
+	      is_zero(fd, 0, MB) && seek(fd, 0, SEEK_DATA) == MB,
+	      "the short copy's 64K reads back at 1M, [0,1M) is a hole (size %ld, SEEK_DATA %ld)",
+	      size_of(fd), (long)seek(fd, 0, SEEK_DATA));
+	close(fd);
+	munmap(buf, MB);
+}
+
+static void test_charge_placement(const char *hugelarge)
+{
+	char *buf = malloc(128 * KB);
+	struct memcg_op op;
+	long swapped, charge = mthp_stat_sum("shmem_fallback_charge");
+	long charge2m = mthp_stat(2048, "shmem_fallback_charge");
+	int fd;
+
+	memset(buf, 'A', 128 * KB);
+	fd = open_new(hugelarge, "charge-write");
+	op = (struct memcg_op){ .fd = fd, .buf = buf, .off = 64 * KB, .len = 64 * KB };
+	check(run_in_memcg("1M", memcg_op, &op, &swapped),
+	      "huge=always,large_folios: 64K write at 64K in a 1M memory cgroup");
+	check(size_of(fd) == 128 * KB, "the file is 128K (%ld)", size_of(fd));
+	check(is_zero(fd, 0, 64 * KB), "charge fallback: [0,64K) reads zeroes");
+	check(is_byte(fd, 64 * KB, 64 * KB, 'A'), "charge fallback: [64K,128K) reads the 'A's");
+	check(mthp_stat(2048, "shmem_fallback_charge") - charge2m == 1 &&
+	      mthp_stat_sum("shmem_fallback_charge") - charge == 1,
+	      "one charge fallback, for the 2M folio (2M: %ld, all sizes: %ld)",
+	      mthp_stat(2048, "shmem_fallback_charge") - charge2m,
+	      mthp_stat_sum("shmem_fallback_charge") - charge);
+	close(fd);
+
+	/* After a failed charge without reclaim the next order is 0 */
+	long alloc128 = shmem_allocs(128);
+
+	charge = mthp_stat_sum("shmem_fallback_charge");
+	charge2m = mthp_stat(2048, "shmem_fallback_charge");
+	fd = open_new(hugelarge, "charge-rule");
+	op = (struct memcg_op){ .fd = fd, .buf = buf, .len = 128 * KB };
+	check(run_in_memcg("1M", memcg_op, &op, &swapped),
+	      "huge=always,large_folios: 128K write at 0 in a 1M memory cgroup");
+	check(is_byte(fd, 0, 128 * KB, 'A'), "it reads back");
+	check(mthp_stat(2048, "shmem_fallback_charge") - charge2m == 1 &&
+	      mthp_stat_sum("shmem_fallback_charge") - charge == 1,
+	      "one charge fallback, for the 2M folio (2M: %ld, all sizes: %ld)",
+	      mthp_stat(2048, "shmem_fallback_charge") - charge2m,
+	      mthp_stat_sum("shmem_fallback_charge") - charge);
+	check(shmem_allocs(128) - alloc128 == 0,
+	      "after the failed 2M charge no 128K folio is tried: the next order is 0 (%ld)",
+	      shmem_allocs(128) - alloc128);
+	close(fd);
+
+	fd = open_new(hugelarge, "charge-falloc");
+	op = (struct memcg_op){ .fd = fd, .off = 64 * KB, .len = 64 * KB, .falloc = true };
+	check(run_in_memcg("1M", memcg_op, &op, &swapped),
+	      "huge=always,large_folios: fallocate 64K at 64K in a 1M memory cgroup");
+	check(size_of(fd) == 128 * KB && blocks_of(fd) == 128,
+	      "charge fallback: fallocate allocated exactly the 64K asked for (st_blocks %ld, size %ld)",
+	      blocks_of(fd), size_of(fd));
+	pwrite_pattern(fd, 64 * KB, 64 * KB, 40);
+	check(blocks_of(fd) == 128 && seek(fd, 0, SEEK_DATA) == 64 * KB && is_zero(fd, 0, 64 * KB) &&
+	      has_pattern(fd, 64 * KB, 64 * KB, 64 * KB, 40),
+	      "writing the fallocated range allocates nothing more, [0,64K) stays a hole (st_blocks %ld)",
+	      blocks_of(fd));
+	close(fd);
+	free(buf);
+	test_charge_placement_order8(hugelarge);
+}
+
+/* ---- the huge page shrinker under memory cgroups ---- */
+
+struct small_files {
+	const char *dir;
+	const char *prefix;
+	int n;
+	const char *plain;	/* and then 16M on this mount, unless NULL */
+};
+
+/* n files of one page each, the page's pattern seeded by the file's number */
+static void write_small_files(void *arg)
+{
+	const struct small_files *f = arg;
+	static char page[PAGE];
+
+	for (int i = 0; i < f->n; i++) {
+		char name[32];
+		int fd;
+
+		snprintf(name, sizeof(name), "%s%d", f->prefix, i);
+		fd = open_new(f->dir, name);
+		fill(page, PAGE, 40 + i);
+		if (write(fd, page, PAGE) != PAGE)
+			_exit(1);
+		close(fd);
+	}
+	if (f->plain) {
+		int fd = open_new(f->plain, "s-16m");
+
+		for (long off = 0; off < 16 * MB; off += PAGE)
+			if (write(fd, page, PAGE) != PAGE)
+				_exit(1);
+		close(fd);
+	}
+}
+
+/* Every file reads back its page; how many still have a PMD folio */
+static int check_small_files(const struct small_files *f, bool *data)
+{
+	int whole = 0;
+
+	*data = true;
+	for (int i = 0; i < f->n; i++) {
+		char path[512];
+		bool uptodate;
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/%s%d", f->dir, f->prefix, i);
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			die(path);
+		*data &= has_pattern(fd, 0, PAGE, 0, 40 + i);
+		whole += folio_order_at(fd, 0, &uptodate) == 9;
+		close(fd);
+		unlink(path);
+	}
+	return whole;
+}
+
+/*
+ * Group a, without a limit, writes 8 files of 4K on huge=always: a 2M
+ * folio each, nearly all past EOF.  Then its sibling b, 32M without swap,
+ * writes 12 such files and 16M on a default mount: 40M, which fits only
+ * if at least 5 of its PMD folios are split.  b's reclaim must split its
+ * own folios, and only its own.
+ */
+static void test_group_splits_its_own(const char *plain, const char *huge)
+{
+	struct small_files a = { huge, "s-a", 8, NULL }, b = { huge, "s-b", 12, plain };
+	bool wrote_a, wrote_b, data_a, data_b;
+	char path[512];
+	int whole_a, whole_b;
+
+	cgroup_siblings(GROUPS, "a", "b");
+	sysfs_write(GROUPS "/b/memory.max", "32M");
+	sysfs_write(GROUPS "/b/memory.swap.max", "0");
+	wrote_a = run_in_cgroup(GROUPS "/a", write_small_files, &a);
+	wrote_b = run_in_cgroup(GROUPS "/b", write_small_files, &b);
+	whole_a = check_small_files(&a, &data_a);
+	whole_b = check_small_files(&b, &data_b);
+	check(wrote_a && wrote_b,
+	      "huge=always: 8 files of 4K in one group; 12 and 16M more in a 32M sibling "
+	      "without swap: no OOM kill");
+	check(data_a && data_b, "every small file reads back its page");
+	check(whole_a == 8, "the first group's 8 PMD folios were not split (%d left)", whole_a);
+	check(whole_b <= 7, "at least 5 of the second group's 12 were (%d left)", whole_b);
+	snprintf(path, sizeof(path), "%s/s-16m", plain);
+	unlink(path);
+	cgroup_siblings_remove(GROUPS, "a", "b");
+}
+
+#define OTHERS 100000
+
+/*
+ * OTHERS files of 4K, each in an 8K folio whose second page lies past EOF
+ * (a write of 8K from a buffer whose second page cannot be read stops
+ * after 4K): slack on the shrinklist, charged to the writer's group.
+ */
+static void write_slack_files(void *dir)
+{
+	char *src = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (src == MAP_FAILED)
+		_exit(1);
+	fill(src, PAGE, 70);
+	mprotect(src + PAGE, PAGE, PROT_NONE);
+	for (int i = 0; i < OTHERS; i++) {
+		char name[32];
+		int fd;
+
+		snprintf(name, sizeof(name), "o%d", i);
+		fd = open_new(dir, name);
+		if (pwrite(fd, src, 2 * PAGE, 0) != PAGE)
+			_exit(1);
+		close(fd);
+	}
+}
+
+/*
+ * A group's reclaim reaches its own slack whatever other groups hold: a
+ * group without a limit leaves 100,000 files with 4K past EOF each, on
+ * the shrinklist before anything of the next group's; then a 32M group
+ * without swap runs the ramp's trim-slack workload (test_memcg_trims_slack:
+ * it fits only once its own slack is split).  The others' slack stays.
+ * Before each group had a list of its own, reclaim gave up after a batch
+ * of others' files and the group was OOM-killed from 60,000 of them on.
+ */
+static void test_slack_behind_others(const char *large)
+{
+	long blocks = 0;
+	bool wrote;
+
+	cgroup_siblings(GROUPS, "others", "spare");
+	wrote = run_in_cgroup(GROUPS "/others", write_slack_files, (void *)large);
+	check(wrote, "100,000 files of 4K with 4K past EOF each in an unlimited group");
+	test_memcg_trims_slack(large);
+	for (int i = 0; i < OTHERS; i++) {
+		char path[512];
+		struct stat st;
+
+		snprintf(path, sizeof(path), "%s/o%d", large, i);
+		if (!stat(path, &st))
+			blocks += st.st_blocks;
+		unlink(path);
+	}
+	check(blocks == OTHERS * 2 * PAGE / 512,
+	      "the other group's files keep their slack: st_blocks %ld in all (%ld)",
+	      blocks, OTHERS * 2 * PAGE / 512);
+	cgroup_siblings_remove(GROUPS, "others", "spare");
+}
+
+/* In the boot with cgroup.memory=nokmem: say so, so that it cannot go unnoticed */
+static void check_nokmem(void)
+{
+	char cmdline[4096] = "";
+	int fd = open("/proc/cmdline", O_RDONLY);
+
+	if (fd < 0 || read(fd, cmdline, sizeof(cmdline) - 1) < 0)
+		die("/proc/cmdline");
+	close(fd);
+	check(strstr(cmdline, "cgroup.memory=nokmem"), "booted with cgroup.memory=nokmem");
+}
+
+void memcg_tests(const char *large, const char *plain, const char *huge,
+		 const char *hugelarge, bool nokmem)
+{
+	if (nokmem)
+		check_nokmem();
+	else	/* the charge tests once, in the boot with kmem accounting */
+		test_charge_placement(hugelarge);
+	test_group_splits_its_own(plain, huge);
+	ramp_slack_reclaim_tests(large, plain);
+	test_slack_behind_others(large);
+}
