@@ -47,10 +47,10 @@ int main(int argc, char **argv)
 	eof_zeroing_tests(mounts, n, huge);
 	ramp_tests(large, plain);
 	memcg_tests(large, plain, huge, hugelarge, false);
-	mount_option_tests(large);
-	/* From here on large is mounted nolarge_folios */
 	eof_sigbus_tests(large, plain, huge, hugelarge);
 	write_source_tests(large, plain, huge);
+	/* Last: it remounts large without large_folios */
+	mount_option_tests(large);
 out:
 	test_kernel_log();
 
