@@ -10,7 +10,7 @@ CC ?= gcc
 CFLAGS ?= -O2 -g -Wall -Wextra
 VM := tools/vm/run
 
-.PHONY: install all help deps kernel kernel-stock kernel-notrace kernel-events5 kernel-noramp kernel-debug kernel-bench kernel-stock-bench bench bench-default kernel-deb kernel-deb-config test-install tools vmlinux-h dashboard-pictures tests test test-long test-debug run shell check-series clean
+.PHONY: install all help deps kernel kernel-stock kernel-notrace kernel-events5 kernel-noramp kernel-debug kernel-bench kernel-stock-bench bench bench-default kernel-deb kernel-deb-config test-install tools vmlinux-h dashboard-pictures tests test test-long test-debug run shell check-series clean xfstests xfstests-report
 
 all: kernel tests
 
@@ -38,6 +38,8 @@ help:
 	@echo "make kernel-deb-config  only configure them (Debian's config + what the series needs)"
 	@echo "make test-install  such a package installed into a debootstrapped Debian 12, booted from NVMe and AHCI"
 	@echo "make check-series  every patch applies, is checkpatch-clean, builds alone"
+	@echo "make xfstests    xfstests on tmpfs, series and stock side by side (hours; not in make test)"
+	@echo "make xfstests-report  only merge the parts run so far into build/xfstests/RUN/report.md"
 
 deps:
 	@scripts/install-deps
@@ -241,6 +243,24 @@ shell: kernel tests
 
 check-series: kernel
 	scripts/check-series
+
+# xfstests on tmpfs (tests/xfstests/run says how; hours under emulation,
+# not in make test or CI): XFSTESTS=DIR, XFSTESTS_TESTS='generic/001 ...' or
+# XFSTESTS_GROUP=quick, XFSTESTS_MOUNT_OPTS='large_folios default',
+# XFSTESTS_KERNELS='patched stock' (or NAME=BZIMAGE), XFSTESTS_PART=i/n,
+# XFSTESTS_RUN=NAME, XFSTESTS_DOC=docs/xfstests.md
+XFSTESTS_KERNELS ?= patched stock
+XFSTESTS_VARS := XFSTESTS XFSTESTS_TESTS XFSTESTS_GROUP XFSTESTS_MOUNT_OPTS XFSTESTS_PART \
+	XFSTESTS_PART_SECONDS XFSTESTS_RUN XFSTESTS_DOC XFSTESTS_MEM
+export $(XFSTESTS_VARS)
+xfstests: $(if $(filter patched,$(XFSTESTS_KERNELS)),kernel) $(if $(filter stock,$(XFSTESTS_KERNELS)),kernel-stock)
+	XFSTESTS_KERNELS='$(XFSTESTS_KERNELS)' tests/xfstests/run
+
+XFSTESTS_RUN_DIR = $(or $(XFSTESTS_RUN),$(XFSTESTS_GROUP),$(if $(XFSTESTS_TESTS),tests,quick))
+xfstests-report:
+	tests/xfstests/report $(BUILD)/xfstests/$(XFSTESTS_RUN_DIR) tests/xfstests/expunge \
+		> $(BUILD)/xfstests/$(XFSTESTS_RUN_DIR)/report.md
+	@echo $(BUILD)/xfstests/$(XFSTESTS_RUN_DIR)/report.md
 
 clean:
 	rm -rf $(BUILD)
