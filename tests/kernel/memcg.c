@@ -323,6 +323,90 @@ static void check_nokmem(void)
 	check(strstr(cmdline, "cgroup.memory=nokmem"), "booted with cgroup.memory=nokmem");
 }
 
+/* One page written from the cgroup at path: a 2M folio on huge=always */
+static void write_one_page(void *path)
+{
+	static char page[PAGE];
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+
+	fill(page, PAGE, 71);
+	_exit(fd < 0 || write(fd, page, PAGE) != PAGE);
+}
+
+static long dying_groups(const char *dir)
+{
+	char path[256], line[128];
+	long n = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/cgroup.stat", dir);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		sscanf(line, "nr_dying_descendants %ld", &n);
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/*
+ * A group's list of files with huge folios past EOF outlives neither the
+ * group nor its files.  A file written from a child group on huge=always
+ * (a 2M folio, nearly all past EOF), the child removed, the parent's
+ * memory.reclaim three times: the file's slack is the parent's to split
+ * (the series before the fix freed the child's list and kept it in its
+ * xarray: a use-after-free in that reclaim).  Then five groups write a
+ * file each, the files and the groups go: no group stays dying for a
+ * list of the tmpfs (the series before kept them until umount).
+ */
+static void test_removed_groups(const char *huge)
+{
+	char path[512], group[256];
+	bool wrote, reclaimed = true;
+	long dying = -1;
+	int fd;
+
+	cgroup_siblings(GROUPS, "child", "spare");
+	snprintf(path, sizeof(path), "%s/g-child", huge);
+	wrote = run_in_cgroup(GROUPS "/child", write_one_page, path);
+	if (rmdir(GROUPS "/child"))
+		die("rmdir child");
+	for (int i = 0; i < 3; i++) {
+		fd = open(GROUPS "/memory.reclaim", O_WRONLY);
+
+		/* EAGAIN when less than asked could be reclaimed: not a failure */
+		reclaimed &= fd >= 0 && (write(fd, "4M", 2) == 2 || errno == EAGAIN);
+		if (fd >= 0)
+			close(fd);
+	}
+	fd = open(path, O_RDONLY);
+	check(wrote && reclaimed && fd >= 0 && has_pattern(fd, 0, PAGE, 0, 71),
+	      "a child group's file on huge=always, the child removed: its parent's "
+	      "memory.reclaim three times, and the file reads back its page");
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
+	rmdir(GROUPS "/spare");
+	for (int i = 0; i < 5; i++) {
+		snprintf(group, sizeof(group), GROUPS "/g%d", i);
+		if (mkdir(group, 0755))
+			die(group);
+		snprintf(path, sizeof(path), "%s/g-file%d", huge, i);
+		wrote &= run_in_cgroup(group, write_one_page, path);
+		unlink(path);
+		rmdir(group);
+	}
+	/* Dying groups go as the kernel frees them: a bounded wait, a hang guard */
+	for (int tries = 0; tries < 600 && dying != 0; tries++) {
+		dying = dying_groups(GROUPS);
+		if (dying)
+			usleep(100000);
+	}
+	check(wrote && dying == 0,
+	      "five groups each wrote a file on huge=always, files and groups removed: "
+	      "no group left dying (%ld)", dying);
+	rmdir(GROUPS);
+}
+
 void memcg_tests(const char *large, const char *plain, const char *huge,
 		 const char *hugelarge, bool nokmem)
 {
@@ -333,4 +417,5 @@ void memcg_tests(const char *large, const char *plain, const char *huge,
 	test_group_splits_its_own(plain, huge);
 	ramp_slack_reclaim_tests(large, plain);
 	test_slack_behind_others(large);
+	test_removed_groups(huge);
 }
