@@ -189,32 +189,6 @@ struct shmem_row {
 	__u64 alloc_calls;	/* timed allocation attempts */
 };
 
-/*
- * Per CPU, the rows the last event there counted in (the keys of the
- * kinds kept), and what later events for the same rows added since:
- * those add to @pending alone, without a hash lookup.  The rows get
- * @pending when an event names other rows, every SHMEM_HOT_FLUSH events,
- * and whenever a reader runs the drain program on that CPU before
- * reading the row maps (tracer.c); so a reader sees every event in its
- * rows, and an event counts in one place at a time.
- */
-#define SHMEM_HOT_FLUSH		256
-
-struct shmem_hot {
-	__u32 busy;		/* the CPU is changing the entry: no drain now */
-	__u32 valid;		/* the keys below name rows */
-	__u32 events;		/* events added to @pending since the last flush */
-	__u32 dev;		/* fses */
-	struct shmem_file_key file;
-	struct shmem_proc_key proc;
-	__u64 cgroup;
-	__u64 alloc_folio;	/* the folio and task of the last allocation */
-	__u64 alloc_task;	/* event, if these keys are its rows:
-				 * shmem_alloc_time follows it */
-	char names[SHMEM_NR_ROW_KINDS][SHMEM_NAME_LEN];	/* to insert a row again */
-	struct shmem_row pending;	/* counters only */
-};
-
 struct shmem_split_count {
 	__u64 done;
 	__u64 failed;

@@ -52,10 +52,7 @@ int shmem_maps_from_object(struct bpf_object *obj, struct shmem_maps *maps);
 /* Pin the list's maps of @obj under @dir; @path: the one that failed */
 int shmem_maps_pin(struct bpf_object *obj, const char *dir, char *path,
 		   size_t len);
-/*
- * Is @name under @dir one of the list's maps (of its shape), or the drain
- * program of the maps there, as shmem_maps_pin() pins them?
- */
+/* Is @name under @dir one of the list's maps, of its shape? */
 bool shmem_map_pinned_here(const char *dir, const char *name);
 /* Element @key of a per-CPU array of __u64 counters, summed over CPUs */
 int shmem_percpu_sum(int fd, __u32 key, void *out, size_t size);
@@ -64,27 +61,13 @@ int shmem_map_for_each(int fd, size_t key_size, size_t value_size,
 		       int (*fn)(const void *key, const void *value, void *arg),
 		       void *arg);
 
-/*
- * File descriptors of the maps, whoever loaded them, and of the program
- * that moves the per-CPU row caches into the row maps (-1 if not found).
- */
+/* File descriptors of the maps, whoever loaded them */
 struct shmem_maps {
 	int fd[SHMEM_NR_MAPS];
 	__u32 max_entries[SHMEM_NR_MAPS];
-	int drain_fd;
-	bool own_drain_fd;	/* opened here: close it with the maps */
 	/* the most rows this reader has known dropped, per row map */
 	__u64 dropped[SHMEM_NR_ROW_KINDS];
 };
-
-/* The pin of the drain program beside the maps */
-#define SHMEM_DRAIN_PIN "prog_drain"
-
-/*
- * Run the drain program on every CPU, so that the row maps hold every
- * event counted so far.  -1 if there is none, or it failed.
- */
-int shmem_maps_drain(const struct shmem_maps *maps);
 
 /* The row map of @kind */
 #define SHMEM_ROW_MAP(kind) (SHMEM_MAP_FILES + (kind))

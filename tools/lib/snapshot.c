@@ -193,13 +193,6 @@ int shmem_snapshot_read(struct shmem_maps *maps, const char *mthp_dir,
 	if (shmem_info_read(maps, &s->info))
 		goto fail;
 	/*
-	 * Every count the CPUs' row caches hold, into the rows first (a
-	 * reader without the program, and so without the rights, sees the
-	 * rows without what the caches hold)
-	 */
-	if (s->info.rows)
-		shmem_maps_drain(maps);
-	/*
 	 * The totals before the rows: a row counted as inserted by then is
 	 * in the rows read below unless it was dropped, so inserted minus
 	 * present never exceeds the rows dropped, whatever is inserted
