@@ -280,7 +280,7 @@ static void print_mthp(const struct shmem_snapshot *d)
 			       "shmem_alloc", "fallback", "fb_charge", "split",
 			       "split_failed");
 		any = true;
-		snprintf(size, sizeof(size), "%ukB", m->kb);
+		shmem_size_name(m->kb, size, sizeof(size));
 		printf("%10s : %12llu %12llu %12llu %12llu %12llu\n", size,
 		       (unsigned long long)m->alloc,
 		       (unsigned long long)m->fallback,

@@ -439,10 +439,17 @@ static void test_log2(void)
 	out = open_memstream(&text, &len);
 	memset(&h, 0, sizeof(h));
 	h.slots[shmem_hist_slot(1500000)] = 2;	/* 1.5 ms, twice */
+	h.sum = 3000000;
 	shmem_print_log2(out, &h, true);
 	fclose(out);
-	check(strstr(text, "msecs") && strstr(text, "1.04858 -> 2.09715 : 2 "),
-	      "milliseconds: 1.5 ms in the slot that holds it, not one above");
+	/*
+	 * Issue 30, defect 8: -m drew the slot as 2^20 ns -> 2^21 ns and
+	 * averaged in ns; now the bounds of ns mode and the average, in ms
+	 */
+	h.sum = 3000000;
+	check(strstr(text, "msecs") && strstr(text, " 1.048577 -> 2.097152 : 2 ") &&
+	      strstr(text, "count 2, average 1.500000 ms"),
+	      "milliseconds: 1.5 ms in the slot that holds it, bounds as in ns, average in ms");
 	free(text);
 
 	out = open_memstream(&text, &len);
@@ -450,7 +457,7 @@ static void test_log2(void)
 	h.slots[SHMEM_HIST_TOP + 1] = 1;
 	shmem_print_log2(out, &h, true);
 	fclose(out);
-	check(strstr(text, "4.39805e+06 -> +Inf : 1 ") != NULL,
+	check(strstr(text, " 4398046.511105 -> +Inf : 1 ") != NULL,
 	      "above 2^42 ns: the +Inf slot");
 	free(text);
 }
@@ -524,8 +531,13 @@ static void test_metrics(void)
 
 	one_mount(&mounts);
 	s.info.tracepoints = 1;
-	s.info.signals = SHMEM_SIG_ALLOCS | SHMEM_SIG_LAT_ALLOC | SHMEM_SIG_LAT_UPTODATE;
+	s.info.signals = SHMEM_SIG_ALLOCS | SHMEM_SIG_FALLBACKS | SHMEM_SIG_SPLITS |
+			 SHMEM_SIG_LAT_ALLOC | SHMEM_SIG_LAT_UPTODATE;
 	s.info.rows = 1U << SHMEM_ROWS_FILES | 1U << SHMEM_ROWS_FSES;
+	s.nr_mthp = 2;
+	s.mthp[0].kb = 16;
+	s.mthp[1].kb = 2048;
+	s.mthp[1].split = 3;
 	s.totals.allocs[9][SHMEM_STAT_PATH_FALLOC] = 4;
 	s.totals.fallbacks[9][SHMEM_STAT_FB_CHARGE] = 1;
 	s.hists[SHMEM_HIST_ALLOC].slots[2] = 1;	/* 3 or 4 ns */
@@ -551,6 +563,22 @@ static void test_metrics(void)
 	      "metrics: per file system, with its mount point");
 	check(text && sample(text, "shmem_folio_fallbacks_total{order=\"9\",size=\"2M\",reason=\"charge\"}") == 1,
 	      "metrics: fallbacks by order and reason");
+	/*
+	 * Issue 30, defect 10: a series for every order to 2M and named
+	 * reason from the start, 0 until it happens; the mTHP ones with the
+	 * shmem_ prefix and the size label of the others, to join on
+	 */
+	check(text && sample(text, "shmem_folio_fallbacks_total{order=\"1\",size=\"8K\",reason=\"alloc\"}") == 0 &&
+	      sample(text, "shmem_folio_fallbacks_total{order=\"9\",size=\"2M\",reason=\"unsuitable\"}") == 0 &&
+	      sample(text, "shmem_folio_splits_total{order=\"4\",size=\"64K\",reason=\"shrink\"}") == 0 &&
+	      sample(text, "shmem_folio_split_failures_total{order=\"9\",size=\"2M\",reason=\"swapout\"}") == 0 &&
+	      !strstr(text, "order=\"0\",size=\"4K\",reason=") &&
+	      !strstr(text, "order=\"10\"") && !strstr(text, "reason=\"other\""),
+	      "metrics: 0-valued fallback and split series for orders 1-9 and every named reason");
+	check(text && sample(text, "shmem_mthp_split_total{size=\"2M\"}") == 3 &&
+	      sample(text, "shmem_mthp_split_failed_total{size=\"16K\"}") == 0 &&
+	      !strstr(text, "\nmthp_") && !strstr(text, "kB\""),
+	      "metrics: shmem_mthp_split_total and _failed_total, sizes as 2M and 16K");
 	check(text && sample(text, "shmem_alloc_latency_seconds_bucket{le=\"0.000000002\"}") == 0 &&
 	      sample(text, "shmem_alloc_latency_seconds_bucket{le=\"0.000000004\"}") == 1 &&
 	      sample(text, "shmem_alloc_latency_seconds_bucket{le=\"0.000000016\"}") == 3 &&
@@ -595,7 +623,7 @@ static void test_metrics(void)
 	      "metrics: meminfo in bytes");
 	check(text && strstr(text, "name=\"a \\\"quoted\\\" name\"} 4\n"),
 	      "metrics: per-file series with the name escaped");
-	check(text && sample(text, "shmem_tracing_signal{signal=\"splits\"}") == 0 &&
+	check(text && sample(text, "shmem_tracing_signal{signal=\"zeroed\"}") == 0 &&
 	      sample(text, "shmem_tracing_info{mode=\"tracepoints\"}") == 1,
 	      "metrics: the mode and what is missing");
 	check(text && sample(text, "shmem_tracing_dropped_total{rows=\"files\"}") == 760 &&

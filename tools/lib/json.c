@@ -273,7 +273,7 @@ json_object *shmem_snapshot_json(const struct shmem_snapshot *s, double secs,
 		json_object_object_add(o, "split", json_object_new_uint64(m->split));
 		json_object_object_add(o, "split_failed",
 				       json_object_new_uint64(m->split_failed));
-		snprintf(name, sizeof(name), "%ukB", m->kb);
+		shmem_size_name(m->kb, name, sizeof(name));
 		json_object_object_add(mthp, name, o);
 	}
 	json_object_object_add(root, "mthp", mthp);

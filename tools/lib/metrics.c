@@ -120,7 +120,26 @@ static void print_filesystems(FILE *out, const struct shmem_snapshot *s,
 			    rows[i].row.ramp_allocs, &rows[i], false, mounts);
 }
 
-/* name{order,size,reason} value, for every non-zero cell */
+/*
+ * The largest folio order of this kernel: of its largest mTHP size, else
+ * (no mTHP in sysfs) the PMD order of x86-64, 2M
+ */
+static unsigned int top_order(const struct shmem_snapshot *s)
+{
+	unsigned long kb = s->nr_mthp ? s->mthp[s->nr_mthp - 1].kb : 2048;
+
+	for (unsigned int o = 1; o < SHMEM_NR_ORDERS; o++)
+		if (4UL << o == kb)
+			return o;
+	return 9;
+}
+
+/*
+ * name{order,size,reason} value for every large order of this kernel and
+ * every named reason, 0 until one happens, so that a dashboard shows 0,
+ * not "No data"; "other" (the last reason) and any other cell once
+ * non-zero.
+ */
 static void order_reason_samples(FILE *out, const char *name,
 				 unsigned int nr_reasons,
 				 const char *(*reason_name)(unsigned int),
@@ -128,11 +147,13 @@ static void order_reason_samples(FILE *out, const char *name,
 						unsigned int, unsigned int),
 				 const struct shmem_snapshot *s)
 {
+	unsigned int top = top_order(s);
+
 	for (unsigned int o = 0; o < SHMEM_NR_ORDERS; o++)
 		for (unsigned int r = 0; r < nr_reasons; r++) {
 			__u64 v = value(s, o, r);
 
-			if (!v)
+			if (!v && (!o || o > top || r == nr_reasons - 1))
 				continue;
 			fprintf(out, "%s{", name);
 			order_labels(out, o);
@@ -165,13 +186,16 @@ static __u64 splits_failed(const struct shmem_snapshot *s, unsigned int o,
 	return s->totals.splits[o][r].failed;
 }
 
+/* a signal this kernel cannot observe has no series, not zeros */
 static void print_fallbacks_splits(FILE *out, const struct shmem_snapshot *s)
 {
-	header(out, "shmem_folio_fallbacks_total", "counter",
-	       "Folio orders given up, by order and reason.");
-	order_reason_samples(out, "shmem_folio_fallbacks_total",
-			     SHMEM_STAT_NR_FALLBACKS, shmem_fallback_name,
-			     fallbacks_of, s);
+	if (s->info.signals & SHMEM_SIG_FALLBACKS) {
+		header(out, "shmem_folio_fallbacks_total", "counter",
+		       "Folio orders given up, by order and reason.");
+		order_reason_samples(out, "shmem_folio_fallbacks_total",
+				     SHMEM_STAT_NR_FALLBACKS, shmem_fallback_name,
+				     fallbacks_of, s);
+	}
 	if (s->info.signals & SHMEM_SIG_RAMP) {
 		header(out, "shmem_folio_ramp_fallbacks_total", "counter",
 		       "Of shmem_folio_fallbacks_total, orders the append ramp chose, by order and reason.");
@@ -311,19 +335,24 @@ static void print_kernel(FILE *out, const struct shmem_snapshot *s)
 		{ "shmem_mthp_fallback_charge_total",
 		  "The kernel's shmem_fallback_charge counter, per folio size.",
 		  offsetof(struct shmem_mthp, fallback_charge) },
-		{ "mthp_split_total", "The kernel's split counter (anon and shmem), per folio size.",
+		{ "shmem_mthp_split_total", "The kernel's split counter (anon and shmem), per folio size.",
 		  offsetof(struct shmem_mthp, split) },
-		{ "mthp_split_failed_total",
+		{ "shmem_mthp_split_failed_total",
 		  "The kernel's split_failed counter (anon and shmem), per folio size.",
 		  offsetof(struct shmem_mthp, split_failed) },
 	};
 
+	char size[16];
+
 	for (size_t k = 0; k < sizeof(mthp) / sizeof(mthp[0]); k++) {
 		header(out, mthp[k].name, "counter", mthp[k].help);
-		for (size_t i = 0; i < s->nr_mthp; i++)
-			fprintf(out, "%s{size=\"%ukB\"} %llu\n", mthp[k].name,
-				s->mthp[i].kb, (unsigned long long)
-				*(const __u64 *)((const char *)&s->mthp[i] + mthp[k].offset));
+		for (size_t i = 0; i < s->nr_mthp; i++) {
+			/* the size label of every other series: they join on it */
+			shmem_size_name(s->mthp[i].kb, size, sizeof(size));
+			fprintf(out, "%s{size=\"%s\"} %llu\n", mthp[k].name, size,
+				(unsigned long long)*(const __u64 *)
+				((const char *)&s->mthp[i] + mthp[k].offset));
+		}
 	}
 	header(out, "shmem_meminfo_bytes", "gauge",
 	       "Shmem fields of /proc/meminfo.");

@@ -122,8 +122,9 @@ const char *shmem_hist_name(unsigned int hist);
 const char *shmem_row_kind_name(enum shmem_row_kind kind);
 /* metric label of signal bit @i: "splits", "alloc_latency" */
 const char *shmem_signal_name(unsigned int i);
-/* "4K", "64K", "2M" */
+/* "4K", "64K", "2M": the size of a folio of @order, or of @kb */
 void shmem_order_size(unsigned int order, char *buf, size_t len);
+void shmem_size_name(unsigned long kb, char *buf, size_t len);
 /* "0:45": the kernel's dev_t encoding */
 void shmem_dev_name(__u32 dev, char *buf, size_t len);
 /*
