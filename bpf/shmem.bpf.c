@@ -571,13 +571,18 @@ static __always_inline void count_blocks(struct inode *inode,
 		t->blocks.became_partial++;
 		if (rows) {
 			rows_get(inode, t, &r);
-			rows_add(&r, partial, 1);
+			rows_add(&r, became_partial, 1);
 		}
 	}
 	if (nr_uptodate != total)
 		return;
-	if (nr < total)
+	if (nr < total) {
 		t->blocks.became_full++;
+		if (rows) {
+			rows_get(inode, t, &r);
+			rows_add(&r, became_full, 1);
+		}
+	}
 	if (latency) {
 		struct folio_key fk = {
 			.dev = inode->i_sb->s_dev,

@@ -183,7 +183,8 @@ struct shmem_row {
 	__u64 fallbacks;
 	__u64 ramp_fallbacks;	/* of @fallbacks, from orders the ramp chose */
 	__u64 splits;
-	__u64 partial;		/* large folios that became partly uptodate */
+	__u64 became_partial;	/* large folios: none -> some blocks uptodate */
+	__u64 became_full;	/* large folios: some -> all blocks uptodate */
 	__u64 zeroed;		/* bytes */
 	__u64 alloc_ns;		/* time spent allocating (with latency on) */
 	__u64 alloc_calls;	/* timed allocation attempts */

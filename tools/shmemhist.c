@@ -245,10 +245,12 @@ static void print_blocks(const struct shmem_snapshot *d)
 		printf("%24s : %llu events, %llu blocks\n", "cleared",
 		       (unsigned long long)b->clear_events,
 		       (unsigned long long)b->clear_blocks);
-		printf("%24s : %llu\n", "large folios now partial",
+		printf("%24s : %llu large folios\n", "became partial",
 		       (unsigned long long)b->became_partial);
-		printf("%24s : %llu\n", "partial folios completed",
+		printf("%24s : %llu large folios\n", "became full",
 		       (unsigned long long)b->became_full);
+		printf("%24s : %llu large folios\n", "partial now",
+		       (unsigned long long)d->partial_now);
 	}
 	printf("\nBytes zeroed:\n");
 	if (!has(d, SHMEM_SIG_ZERO)) {

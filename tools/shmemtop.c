@@ -154,8 +154,8 @@ static void format_header(char *buf, size_t len)
 	for (unsigned int c = 0; c < NR_CLASSES && used < len; c++)
 		used += snprintf(buf + used, len - used, " %8s", classes[c].title);
 	if (used < len)
-		snprintf(buf + used, len - used, " %6s %7s %6s %7s %10s %9s",
-			 "RAMP", "FALLBK", "SPLIT", "PARTIAL", "ZEROED", "ALLOC-us");
+		snprintf(buf + used, len - used, " %6s %7s %6s %8s %10s %9s",
+			 "RAMP", "FALLBK", "SPLIT", "PART-NOW", "ZEROED", "ALLOC-us");
 }
 
 /* " N" in @width, or "-" where this kernel cannot observe it: not a 0 */
@@ -199,14 +199,19 @@ static void format_row(char *buf, size_t len, const struct shmem_row_entry *e,
 		used += count_cell(buf + used, len - used, 6, row->splits,
 				   signals & SHMEM_SIG_SPLITS);
 	if (used < len)
-		used += count_cell(buf + used, len - used, 7, row->partial,
+		used += count_cell(buf + used, len - used, 8, e->partial_now,
 				   signals & SHMEM_SIG_BLOCKS);
 	if (used < len)
 		used += count_cell(buf + used, len - used, 10, row->zeroed,
 				   signals & SHMEM_SIG_ZERO);
-	if (used < len)
-		snprintf(buf + used, len - used, " %9.1f", row->alloc_calls ?
-			 row->alloc_ns / 1e3 / row->alloc_calls : 0.0);
+	/* "-": not traced, or no allocation of the row's timed */
+	if (used >= len)
+		return;
+	if ((signals & SHMEM_SIG_LAT_ALLOC) && row->alloc_calls)
+		snprintf(buf + used, len - used, " %9.1f",
+			 shmem_row_latency(row) / 1e3);
+	else
+		snprintf(buf + used, len - used, " %9s", "-");
 }
 
 static void format_summary(char *buf, size_t len, const struct shmem_snapshot *d)
@@ -250,9 +255,15 @@ static void format_summary(char *buf, size_t len, const struct shmem_snapshot *d
 		used += count_cell(buf + used, len - used, 0, splits,
 				   d->info.signals & SHMEM_SIG_SPLITS);
 	if (used < len)
-		used += snprintf(buf + used, len - used, " | partial");
+		used += snprintf(buf + used, len - used, " | became partial");
 	if (used < len)
-		count_cell(buf + used, len - used, 0, d->totals.blocks.became_partial,
+		used += count_cell(buf + used, len - used, 0,
+				   d->totals.blocks.became_partial,
+				   d->info.signals & SHMEM_SIG_BLOCKS);
+	if (used < len)
+		used += snprintf(buf + used, len - used, " | partial now");
+	if (used < len)
+		count_cell(buf + used, len - used, 0, d->partial_now,
 			   d->info.signals & SHMEM_SIG_BLOCKS);
 }
 

@@ -342,7 +342,7 @@ static void test_json(void)
 	json_object *o, *files, *v;
 
 	s.info.tracepoints = 0;
-	s.info.signals = SHMEM_SIG_ALLOCS | SHMEM_SIG_FALLBACKS;
+	s.info.signals = SHMEM_SIG_ALLOCS | SHMEM_SIG_FALLBACKS | SHMEM_SIG_SPLITS;
 	e = add_row(&s, SHMEM_ROWS_FILES, 7, "f8");
 	e->dev = 30;
 	e->row.allocs[9] = 4;
@@ -364,7 +364,7 @@ static void test_json(void)
 		json_object_object_get(v, "allocs"), "2M")) == 4,
 	      "JSON: file row with name, device and 2M allocations");
 	check(!strcmp(json_object_get_string(json_object_object_get(o, "mode")), "fallback") &&
-	      json_object_array_length(json_object_object_get(o, "missing")) == 12,
+	      json_object_array_length(json_object_object_get(o, "missing")) == 11,
 	      "JSON: mode and missing signals");
 	v = json_object_object_get(json_object_object_get(o, "rows"), "files");
 	check(v && json_object_get_int(json_object_object_get(v, "present")) == 2 &&
@@ -384,6 +384,92 @@ static void test_json(void)
 		json_object_object_get(o, "paths"), "fallocate"), "2M")) == 4,
 	      "JSON: allocations by path");
 	json_object_put(o);
+	shmem_snapshot_free(&s);
+}
+
+/*
+ * Issue 30, defect 9: what cannot be observed is left out of JSON, not 0
+ * or []: splits on a kernel without the split event, a row's mean
+ * allocation time without latency tracing (null with it, but nothing
+ * timed)
+ */
+static void test_json_unobserved(void)
+{
+	struct shmem_snapshot s = {};
+	struct shmem_row_entry *e;
+	json_object *o, *row, *v;
+
+	s.info.rows = 1U << SHMEM_ROWS_FILES;
+	s.info.signals = SHMEM_SIG_ALLOCS;
+	e = add_row(&s, SHMEM_ROWS_FILES, 7, "f");
+	e->row.allocs[0] = 1;
+	o = shmem_snapshot_json(&s, 1.0, 10);
+	row = json_object_array_get_idx(json_object_object_get(o, "files"), 0);
+	check(!json_object_object_get_ex(o, "splits", NULL) && row &&
+	      !json_object_object_get_ex(row, "alloc_avg_ns", NULL),
+	      "JSON: no splits where splits are not observed, no alloc_avg_ns without latency");
+	json_object_put(o);
+	s.info.signals |= SHMEM_SIG_LAT_ALLOC;
+	o = shmem_snapshot_json(&s, 1.0, 10);
+	row = json_object_array_get_idx(json_object_object_get(o, "files"), 0);
+	check(row && json_object_object_get_ex(row, "alloc_avg_ns", &v) && !v,
+	      "JSON: alloc_avg_ns null with latency but no allocation timed");
+	json_object_put(o);
+	e->row.alloc_ns = 300;
+	e->row.alloc_calls = 2;
+	o = shmem_snapshot_json(&s, 1.0, 10);
+	row = json_object_array_get_idx(json_object_object_get(o, "files"), 0);
+	check(row && json_object_get_int(json_object_object_get(row, "alloc_avg_ns")) == 150,
+	      "JSON: alloc_avg_ns the mean of those timed");
+	json_object_put(o);
+	shmem_snapshot_free(&s);
+}
+
+static long long sample(const char *text, const char *series);
+
+/*
+ * Issue 30, defect 2: 64 large folios completed and one stayed partial;
+ * "partial" said 65, the folios that ever became partial.  Both now, each
+ * named for what it counts.
+ */
+static void test_partial_now(void)
+{
+	struct shmem_snapshot s = {};
+	struct shmem_row_entry *e;
+	json_object *o, *v;
+	char *text;
+
+	check(shmem_partial_now(65, 64) == 1 && shmem_partial_now(3, 5) == 0,
+	      "partial now: became partial less became full, never below 0");
+	s.info.rows = 1U << SHMEM_ROWS_FILES;
+	s.info.signals = SHMEM_SIG_ALLOCS | SHMEM_SIG_BLOCKS;
+	s.totals.blocks.became_partial = 65;
+	s.totals.blocks.became_full = 64;
+	s.partial_now = 1;
+	e = add_row(&s, SHMEM_ROWS_FILES, 7, "f");
+	e->row.became_partial = 65;
+	e->row.became_full = 64;
+	e->partial_now = 1;
+	o = shmem_snapshot_json(&s, 1.0, 10);
+	v = json_object_object_get(o, "blocks");
+	check(json_object_get_int(json_object_object_get(v, "became_partial")) == 65 &&
+	      json_object_get_int(json_object_object_get(v, "became_full")) == 64 &&
+	      json_object_get_int(json_object_object_get(v, "partial_now")) == 1,
+	      "JSON: blocks became_partial 65, became_full 64, partial_now 1");
+	v = json_object_array_get_idx(json_object_object_get(o, "files"), 0);
+	check(v && json_object_get_int(json_object_object_get(v, "became_partial")) == 65 &&
+	      json_object_get_int(json_object_object_get(v, "became_full")) == 64 &&
+	      json_object_get_int(json_object_object_get(v, "partial_now")) == 1 &&
+	      !json_object_object_get_ex(v, "partial", NULL),
+	      "JSON: the file's row the same, no ambiguous \"partial\"");
+	json_object_put(o);
+	text = shmem_metrics_text(&s, NULL, 0);
+	check(text && sample(text, "\nshmem_folios_became_partial_total") == 65 &&
+	      sample(text, "\nshmem_folios_became_full_total") == 64 &&
+	      sample(text, "\nshmem_folios_partial") == 1 &&
+	      strstr(text, "# TYPE shmem_folios_partial gauge\n"),
+	      "metrics: became partial and full counters, the partial-now gauge");
+	free(text);
 	shmem_snapshot_free(&s);
 }
 
@@ -821,6 +907,8 @@ int main(void)
 	test_mounts();
 	test_json();
 	test_json_reused_pid();
+	test_json_unobserved();
+	test_partial_now();
 	test_log2();
 	test_metrics();
 	test_ramp();

@@ -58,14 +58,21 @@ static json_object *row_json(enum shmem_row_kind kind,
 	if (signals & SHMEM_SIG_SPLITS)
 		json_object_object_add(o, "splits",
 				       json_object_new_uint64(e->row.splits));
-	if (signals & SHMEM_SIG_BLOCKS)
-		json_object_object_add(o, "partial",
-				       json_object_new_uint64(e->row.partial));
+	if (signals & SHMEM_SIG_BLOCKS) {
+		json_object_object_add(o, "became_partial",
+				       json_object_new_uint64(e->row.became_partial));
+		json_object_object_add(o, "became_full",
+				       json_object_new_uint64(e->row.became_full));
+		json_object_object_add(o, "partial_now",
+				       json_object_new_uint64(e->partial_now));
+	}
 	if (signals & SHMEM_SIG_ZERO)
 		json_object_object_add(o, "zeroed_bytes",
 				       json_object_new_uint64(e->row.zeroed));
-	json_object_object_add(o, "alloc_avg_ns",
-			       json_object_new_uint64(shmem_row_latency(&e->row)));
+	/* null: traced, but no allocation of the row's was timed */
+	if (signals & SHMEM_SIG_LAT_ALLOC)
+		json_object_object_add(o, "alloc_avg_ns", e->row.alloc_calls ?
+			json_object_new_uint64(shmem_row_latency(&e->row)) : NULL);
 	return o;
 }
 
@@ -228,7 +235,11 @@ json_object *shmem_snapshot_json(const struct shmem_snapshot *s, double secs,
 	if (s->info.signals & SHMEM_SIG_RAMP)
 		json_object_object_add(root, "ramp_fallbacks",
 				       fallbacks_json(s->totals.ramp_fallbacks));
-	json_object_object_add(root, "splits", splits);
+	/* [] would say none happened where none can be seen */
+	if (s->info.signals & SHMEM_SIG_SPLITS)
+		json_object_object_add(root, "splits", splits);
+	else
+		json_object_put(splits);
 
 	/* what this kernel cannot observe is left out, not reported as 0 */
 	if (s->info.signals & SHMEM_SIG_BLOCKS) {
@@ -244,6 +255,8 @@ json_object *shmem_snapshot_json(const struct shmem_snapshot *s, double secs,
 				       json_object_new_uint64(s->totals.blocks.became_partial));
 		json_object_object_add(blocks, "became_full",
 				       json_object_new_uint64(s->totals.blocks.became_full));
+		json_object_object_add(blocks, "partial_now",
+				       json_object_new_uint64(s->partial_now));
 	}
 	if (s->info.signals & SHMEM_SIG_ZERO) {
 		for (unsigned int z = 0; z < SHMEM_STAT_NR_ZEROS; z++)

@@ -203,6 +203,8 @@ static void print_fallbacks_splits(FILE *out, const struct shmem_snapshot *s)
 				     SHMEM_STAT_NR_FALLBACKS, shmem_fallback_name,
 				     ramp_fallbacks_of, s);
 	}
+	if (!(s->info.signals & SHMEM_SIG_SPLITS))
+		return;
 	header(out, "shmem_folio_splits_total", "counter",
 	       "Large shmem folios split, by order before and reason.");
 	order_reason_samples(out, "shmem_folio_splits_total",
@@ -228,10 +230,10 @@ static void print_blocks(FILE *out, const struct shmem_snapshot *s)
 		{ "shmem_blocks_cleared_total",
 		  "Uptodate blocks cleared by truncation or hole punching.",
 		  offsetof(struct shmem_blocks, clear_blocks) },
-		{ "shmem_folios_partial_total",
-		  "Large folios that became partly uptodate.",
+		{ "shmem_folios_became_partial_total",
+		  "Large folios that became partly uptodate (none -> some blocks).",
 		  offsetof(struct shmem_blocks, became_partial) },
-		{ "shmem_folios_completed_total",
+		{ "shmem_folios_became_full_total",
 		  "Partly uptodate large folios that became fully uptodate.",
 		  offsetof(struct shmem_blocks, became_full) },
 	};
@@ -243,6 +245,12 @@ static void print_blocks(FILE *out, const struct shmem_snapshot *s)
 		fprintf(out, "%s %llu\n", counters[i].name, (unsigned long long)
 			*(const __u64 *)((const char *)&s->totals.blocks +
 					 counters[i].offset));
+	}
+	if (s->info.signals & SHMEM_SIG_BLOCKS) {
+		header(out, "shmem_folios_partial", "gauge",
+		       "Large folios partly uptodate now: became partial less became full since tracing began (never below 0).");
+		fprintf(out, "shmem_folios_partial %llu\n",
+			(unsigned long long)s->partial_now);
 	}
 	if (!(s->info.signals & SHMEM_SIG_ZERO))
 		return;

@@ -79,6 +79,8 @@ struct shmem_row_entry {
 	/* the row's name as valid UTF-8, control characters escaped */
 	char name[SHMEM_NAME_LEN * 4];
 	struct shmem_row row;
+	/* the row's folios partial now (shmem_partial_now()), not a delta */
+	__u64 partial_now;
 };
 
 /* The kernel's own per-size counters, from sysfs (any kernel with mTHP). */
@@ -111,7 +113,20 @@ struct shmem_snapshot {
 	bool mthp_since_boot;
 	struct shmem_meminfo meminfo[SHMEM_MAX_MEMINFO];	/* gauges */
 	size_t nr_meminfo;
+	/* large folios partial now, over every row (a gauge, not a delta) */
+	__u64 partial_now;
 };
+
+/*
+ * Large folios partly uptodate now: those that became partial less those
+ * that became full since the maps were loaded; never negative, since a
+ * folio partial before then may become full while traced.  Folios freed
+ * while partial still count.
+ */
+static inline __u64 shmem_partial_now(__u64 became_partial, __u64 became_full)
+{
+	return became_partial > became_full ? became_partial - became_full : 0;
+}
 
 /* names of enum values, for tables, JSON and metrics */
 const char *shmem_path_name(unsigned int path);
