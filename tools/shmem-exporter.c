@@ -52,10 +52,10 @@ static const char doc[] =
 "Serve shmem folio metrics for Prometheus on /metrics and a live page on /.\n"
 "\n"
 "EXAMPLES:\n"
-"    shmem-exporter                      # 127.0.0.1:9743, loads its own programs\n"
+"    shmem-exporter                    # 127.0.0.1:9743, own programs\n"
 "    shmem-exporter --pinned /sys/fs/bpf/shmem   # beside shmemtrace\n"
-"    shmem-exporter -a 0.0.0.0 -f 20     # all addresses, the 20 busiest files\n"
-"    shmem-exporter -F --latency         # per file system, with allocation times\n";
+"    shmem-exporter -a 0.0.0.0 -f 20   # all addresses, 20 busiest files\n"
+"    shmem-exporter -F --latency       # per file system, allocation times\n";
 
 static const struct argp_option options[] = {
 	{ "address", 'a', "ADDR", 0, "IPv4 address to listen on (default 127.0.0.1)", 0 },
