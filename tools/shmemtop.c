@@ -308,16 +308,6 @@ static void print_text(const struct shmem_snapshot *d)
 	fflush(stdout);
 }
 
-static void print_json(const struct shmem_snapshot *d, double secs)
-{
-	json_object *o = shmem_snapshot_json(d, secs, env.max_rows);
-
-	json_object_object_add(o, "time", json_object_new_int64(time(NULL)));
-	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
-	fflush(stdout);
-	json_object_put(o);
-}
-
 /* @line on row @y, cut at the screen's width in columns (a name may be wide) */
 static void draw_line(int y, const char *line)
 {
@@ -502,7 +492,7 @@ int main(int argc, char **argv)
 			next = shmem_now() + env.interval;
 		shmem_rows_sort(&delta, env.view, env.sort);
 		if (env.json)
-			print_json(&delta, now.time - prev.time);
+			shmem_print_json(&delta, now.time - prev.time, env.max_rows);
 		else if (env.batch)
 			print_text(&delta);
 		else

@@ -384,6 +384,19 @@ static void test_json(void)
 		json_object_object_get(o, "paths"), "fallocate"), "2M")) == 4,
 	      "JSON: allocations by path");
 	json_object_put(o);
+	/* issue 30: rows cut to -r say how many were left out */
+	add_row(&s, SHMEM_ROWS_FILES, 9, "g")->row.allocs[0] = 1;
+	o = shmem_snapshot_json(&s, 1.0, 1);
+	v = json_object_object_get(json_object_object_get(o, "rows"), "files");
+	check(json_object_array_length(json_object_object_get(o, "files")) == 1 &&
+	      json_object_get_int(json_object_object_get(v, "left_out")) == 1,
+	      "JSON: one row of two active shown, left_out 1");
+	json_object_put(o);
+	o = shmem_snapshot_json(&s, 1.0, 0);
+	check(!json_object_object_get_ex(o, "files", NULL) &&
+	      json_object_object_get_ex(o, "rows", NULL),
+	      "JSON without rows (shmemhist): the maps' state, no row lists");
+	json_object_put(o);
 	shmem_snapshot_free(&s);
 }
 

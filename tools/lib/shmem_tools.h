@@ -215,9 +215,15 @@ int shmem_sort_parse(const char *name, enum shmem_sort *sort);
 void shmem_rows_sort(struct shmem_snapshot *s, enum shmem_row_kind kind,
 		     enum shmem_sort sort);
 
-/* One JSON object for an interval's snapshot (delta) of @secs seconds. */
+/*
+ * One JSON object for an interval's snapshot (delta) of @secs seconds,
+ * with the @max_rows busiest rows of each kind (0: no rows listed)
+ */
 json_object *shmem_snapshot_json(const struct shmem_snapshot *s, double secs,
 				 size_t max_rows);
+/* It on one line of stdout, with the time (Unix seconds) */
+void shmem_print_json(const struct shmem_snapshot *s, double secs,
+		      size_t max_rows);
 
 /* Mount points by device, for metric labels (mounts.c) */
 struct shmem_mount {
