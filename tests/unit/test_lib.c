@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <fcntl.h>
 #include <unistd.h>
 #include "lib.h"
@@ -840,6 +841,27 @@ static void test_split_command(void)
 	      "-- with nothing after it");
 }
 
+/* Issue 30: shmemtop -- sh -c 'exit 3' exits 3, as perf and time do */
+static void test_command_status(void)
+{
+	int status[3];
+
+	for (int i = 0; i < 3; i++) {
+		pid_t pid = fork();
+
+		if (!pid) {
+			if (i == 2)
+				raise(SIGKILL);
+			_exit(i * 3);
+		}
+		waitpid(pid, &status[i], 0);
+	}
+	check(shmem_command_failed(status[0], "true", "t") == 0 &&
+	      shmem_command_failed(status[1], "sh", "t") == 3 &&
+	      shmem_command_failed(status[2], "sh", "t") == 128 + SIGKILL,
+	      "the command's exit status, 128 + the signal that killed it");
+}
+
 /*
  * Issue 23's suspicion: a Ctrl-C landing between shmem_wait()'s check of
  * shmem_exiting and its ppoll() was missed until the timeout (a day for
@@ -926,6 +948,7 @@ int main(void)
 	test_metrics();
 	test_ramp();
 	test_split_command();
+	test_command_status();
 	test_signal_in_wait();
 	test_signal_interrupts_write();
 	printf("%d passed, %d failed\n", passed, failed);

@@ -366,7 +366,10 @@ char **shmem_split_command(int *argc, char **argv);
  * -1 with a one-line error if it cannot.
  */
 pid_t shmem_command_start(char **cmd, const char *prog);
-/* 1 with a one-line message if the command's wait @status is a failure */
+/*
+ * The command's exit status (128 + the signal that killed it), as perf
+ * and time give it, with a one-line message when not 0
+ */
 int shmem_command_failed(int status, const char *cmd, const char *prog);
 /*
  * Wait until @secs pass, the command exits, or a signal (or, with @fd >= 0,

@@ -177,6 +177,9 @@ static int add_row(const void *key, const void *value, void *arg)
 		e->dev = e->id;
 	}
 	e->row = *(const struct shmem_row *)value;
+	/* the root cgroup's kernfs node has an empty name */
+	if (ra->kind == SHMEM_ROWS_CGROUPS && !e->row.name[0])
+		strcpy(e->row.name, "/");
 	e->partial_now = shmem_partial_now(e->row.became_partial,
 					   e->row.became_full);
 	/* a name without its NUL may have been cut (bpf name_read()) */

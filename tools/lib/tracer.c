@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <malloc.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -499,11 +500,25 @@ int shmem_tracer_start(struct shmem_tracer *t,
 		fprintf(stderr, "%s: need root, or CAP_BPF and CAP_PERFMON\n", prog);
 		return -1;
 	}
+	/* without this check the filter would count nothing, silently */
+	if (opts->pid && kill(opts->pid, 0) && errno == ESRCH) {
+		fprintf(stderr, "%s: no such process: %d\n", prog, opts->pid);
+		return -1;
+	}
 	if (opts->cgroup) {
+		struct statfs fs;
+
 		cgroup_fd = open(opts->cgroup, O_RDONLY | O_DIRECTORY);
 		if (cgroup_fd < 0) {
 			fprintf(stderr, "%s: cannot open cgroup %s: %s\n", prog,
 				opts->cgroup, strerror(errno));
+			return -1;
+		}
+		/* the kernel's answer to another directory is EBADF */
+		if (fstatfs(cgroup_fd, &fs) || fs.f_type != CGROUP2_SUPER_MAGIC) {
+			fprintf(stderr, "%s: %s is not a cgroup v2 directory\n", prog,
+				opts->cgroup);
+			close(cgroup_fd);
 			return -1;
 		}
 	}
