@@ -189,30 +189,35 @@ static __u64 splits_failed(const struct shmem_snapshot *s, unsigned int o,
 /* a signal this kernel cannot observe has no series, not zeros */
 static void print_fallbacks_splits(FILE *out, const struct shmem_snapshot *s)
 {
-	if (s->info.signals & SHMEM_SIG_FALLBACKS) {
-		header(out, "shmem_folio_fallbacks_total", "counter",
-		       "Folio orders given up, by order and reason.");
-		order_reason_samples(out, "shmem_folio_fallbacks_total",
-				     SHMEM_STAT_NR_FALLBACKS, shmem_fallback_name,
-				     fallbacks_of, s);
+	static const struct {
+		__u32 signal;
+		const char *name, *help;
+		unsigned int nr_reasons;
+		const char *(*reason_name)(unsigned int);
+		__u64 (*value)(const struct shmem_snapshot *, unsigned int,
+			       unsigned int);
+	} metrics[] = {
+		{ SHMEM_SIG_FALLBACKS, "shmem_folio_fallbacks_total",
+		  "Folio orders given up, by order and reason.",
+		  SHMEM_STAT_NR_FALLBACKS, shmem_fallback_name, fallbacks_of },
+		{ SHMEM_SIG_RAMP, "shmem_folio_ramp_fallbacks_total",
+		  "Of shmem_folio_fallbacks_total, orders the append ramp chose, by order and reason.",
+		  SHMEM_STAT_NR_FALLBACKS, shmem_fallback_name, ramp_fallbacks_of },
+		{ SHMEM_SIG_SPLITS, "shmem_folio_splits_total",
+		  "Large shmem folios split, by order before and reason.",
+		  SHMEM_STAT_NR_SPLITS, shmem_split_name, splits_done },
+		{ SHMEM_SIG_SPLITS, "shmem_folio_split_failures_total",
+		  "Splits shmem attempted that failed, by order and reason.",
+		  SHMEM_STAT_NR_SPLITS, shmem_split_name, splits_failed },
+	};
+
+	for (size_t m = 0; m < sizeof(metrics) / sizeof(metrics[0]); m++) {
+		if (!(s->info.signals & metrics[m].signal))
+			continue;
+		header(out, metrics[m].name, "counter", metrics[m].help);
+		order_reason_samples(out, metrics[m].name, metrics[m].nr_reasons,
+				     metrics[m].reason_name, metrics[m].value, s);
 	}
-	if (s->info.signals & SHMEM_SIG_RAMP) {
-		header(out, "shmem_folio_ramp_fallbacks_total", "counter",
-		       "Of shmem_folio_fallbacks_total, orders the append ramp chose, by order and reason.");
-		order_reason_samples(out, "shmem_folio_ramp_fallbacks_total",
-				     SHMEM_STAT_NR_FALLBACKS, shmem_fallback_name,
-				     ramp_fallbacks_of, s);
-	}
-	if (!(s->info.signals & SHMEM_SIG_SPLITS))
-		return;
-	header(out, "shmem_folio_splits_total", "counter",
-	       "Large shmem folios split, by order before and reason.");
-	order_reason_samples(out, "shmem_folio_splits_total",
-			     SHMEM_STAT_NR_SPLITS, shmem_split_name, splits_done, s);
-	header(out, "shmem_folio_split_failures_total", "counter",
-	       "Splits shmem attempted that failed, by order and reason.");
-	order_reason_samples(out, "shmem_folio_split_failures_total",
-			     SHMEM_STAT_NR_SPLITS, shmem_split_name, splits_failed, s);
 }
 
 static void print_blocks(FILE *out, const struct shmem_snapshot *s)
