@@ -744,6 +744,9 @@ static void test_metrics(void)
 	      "metrics: no per-file or per-file-system series unless kept");
 	check(text && !strstr(text, "_latency_seconds") && !strstr(text, "uptodate_seconds"),
 	      "metrics: no histogram without --latency");
+	check(text && sample(text, "shmem_folio_fallbacks_total{order=\"9\",size=\"2M\",reason=\"charge\"}") == 1 &&
+	      !strstr(text, "reason=\"alloc\"") && !strstr(text, "shmem_folio_splits_total{"),
+	      "metrics: where fallbacks and splits are not observed, what was counted and no zeros");
 	free(text);
 	shmem_mounts_free(&mounts);
 	shmem_snapshot_free(&s);

@@ -135,19 +135,19 @@ static unsigned int top_order(const struct shmem_snapshot *s)
 }
 
 /*
- * name{order,size,reason} value for every large order of this kernel and
- * every named reason, 0 until one happens, so that a dashboard shows 0,
- * not "No data"; "other" (the last reason) and any other cell once
- * non-zero.
+ * name{order,size,reason} value for every non-zero cell; with @zeros
+ * (the kernel observes these) for every large order of this kernel and
+ * every named reason too, 0 until one happens, so that a dashboard shows
+ * 0, not "No data" ("other", the last reason, once it happens)
  */
 static void order_reason_samples(FILE *out, const char *name,
 				 unsigned int nr_reasons,
 				 const char *(*reason_name)(unsigned int),
 				 __u64 (*value)(const struct shmem_snapshot *,
 						unsigned int, unsigned int),
-				 const struct shmem_snapshot *s)
+				 const struct shmem_snapshot *s, bool zeros)
 {
-	unsigned int top = top_order(s);
+	unsigned int top = zeros ? top_order(s) : 0;
 
 	for (unsigned int o = 0; o < SHMEM_NR_ORDERS; o++)
 		for (unsigned int r = 0; r < nr_reasons; r++) {
@@ -186,37 +186,43 @@ static __u64 splits_failed(const struct shmem_snapshot *s, unsigned int o,
 	return s->totals.splits[o][r].failed;
 }
 
-/* a signal this kernel cannot observe has no series, not zeros */
+/*
+ * A signal this kernel cannot observe has no zeros: only what was counted
+ * (6.1's charge fallbacks, where others go unseen).  The ramp's fallbacks
+ * have no series at all where the ramp is not observed.
+ */
 static void print_fallbacks_splits(FILE *out, const struct shmem_snapshot *s)
 {
 	static const struct {
-		__u32 signal;
+		__u32 signal;		/* observed: zeros too */
+		__u32 only_if;		/* else no series */
 		const char *name, *help;
 		unsigned int nr_reasons;
 		const char *(*reason_name)(unsigned int);
 		__u64 (*value)(const struct shmem_snapshot *, unsigned int,
 			       unsigned int);
 	} metrics[] = {
-		{ SHMEM_SIG_FALLBACKS, "shmem_folio_fallbacks_total",
+		{ SHMEM_SIG_FALLBACKS, 0, "shmem_folio_fallbacks_total",
 		  "Folio orders given up, by order and reason.",
 		  SHMEM_STAT_NR_FALLBACKS, shmem_fallback_name, fallbacks_of },
-		{ SHMEM_SIG_RAMP, "shmem_folio_ramp_fallbacks_total",
+		{ SHMEM_SIG_RAMP, SHMEM_SIG_RAMP, "shmem_folio_ramp_fallbacks_total",
 		  "Of shmem_folio_fallbacks_total, orders the append ramp chose, by order and reason.",
 		  SHMEM_STAT_NR_FALLBACKS, shmem_fallback_name, ramp_fallbacks_of },
-		{ SHMEM_SIG_SPLITS, "shmem_folio_splits_total",
+		{ SHMEM_SIG_SPLITS, 0, "shmem_folio_splits_total",
 		  "Large shmem folios split, by order before and reason.",
 		  SHMEM_STAT_NR_SPLITS, shmem_split_name, splits_done },
-		{ SHMEM_SIG_SPLITS, "shmem_folio_split_failures_total",
+		{ SHMEM_SIG_SPLITS, 0, "shmem_folio_split_failures_total",
 		  "Splits shmem attempted that failed, by order and reason.",
 		  SHMEM_STAT_NR_SPLITS, shmem_split_name, splits_failed },
 	};
 
 	for (size_t m = 0; m < sizeof(metrics) / sizeof(metrics[0]); m++) {
-		if (!(s->info.signals & metrics[m].signal))
+		if ((s->info.signals & metrics[m].only_if) != metrics[m].only_if)
 			continue;
 		header(out, metrics[m].name, "counter", metrics[m].help);
 		order_reason_samples(out, metrics[m].name, metrics[m].nr_reasons,
-				     metrics[m].reason_name, metrics[m].value, s);
+				     metrics[m].reason_name, metrics[m].value, s,
+				     s->info.signals & metrics[m].signal);
 	}
 }
 
