@@ -363,7 +363,7 @@ static __always_inline void count_alloc(struct inode *inode,
 	struct shmem_totals *t = totals_get();
 	__u32 order = clamp_order(folio_order(folio));
 	bool ramped = (ramp_orders >> order) & 1;
-	struct thread_ops *ops;
+	struct thread_ops *ops = NULL;
 	struct rows r;
 
 	if (!t)
@@ -373,16 +373,30 @@ static __always_inline void count_alloc(struct inode *inode,
 	t->allocs[order][path]++;
 	if (ramped)
 		t->ramp_allocs[order]++;
+	/*
+	 * Fallback mode with latency: alloc_exit left the time of this
+	 * allocation and of the attempts before it (the events: the
+	 * series' shmem_alloc_time gives it)
+	 */
+	if (count_in_fexit && latency)
+		ops = thread_ops(0);
+	/* @r only inside: a register it left undefined fails verification */
 	if (rows) {
 		rows_get(inode, t, &r);
 		order = clamp_order(order);
 		rows_add(&r, allocs[order], 1);
 		if (ramped)
 			rows_add(&r, ramp_allocs[order], 1);
+		if (ops && ops->pending_calls) {
+			rows_add(&r, alloc_ns, ops->pending_ns);
+			rows_add(&r, alloc_calls, ops->pending_calls);
+		}
 	}
-	if (!latency)
-		return;
-	if (order) {
+	if (ops) {
+		ops->pending_ns = 0;
+		ops->pending_calls = 0;
+	}
+	if (latency && order) {
 		struct folio_key fk = {
 			.dev = inode->i_sb->s_dev,
 			.ino = inode->i_ino,
@@ -392,19 +406,6 @@ static __always_inline void count_alloc(struct inode *inode,
 
 		bpf_map_update_elem(&born, &fk, &now, BPF_ANY);
 	}
-	/* the events: shmem_alloc_time gives the time, if the series has it */
-	if (!count_in_fexit)
-		return;
-	ops = thread_ops(0);
-	if (!ops)
-		return;
-	/* the time of this allocation and of the attempts before it */
-	if (rows && ops->pending_calls) {
-		rows_add(&r, alloc_ns, ops->pending_ns);
-		rows_add(&r, alloc_calls, ops->pending_calls);
-	}
-	ops->pending_ns = 0;
-	ops->pending_calls = 0;
 }
 
 /* @order given up for @reason; the append ramp chose it if in @ramp_orders */
