@@ -62,8 +62,8 @@ static const struct argp_option options[] = {
 	{ "port", 'P', "PORT", 0, "TCP port (default 9743)", 0 },
 	{ "files", 'f', "N", 0, "Per-file series for the N busiest files (default 0)", 0 },
 	{ "filesystems", 'F', NULL, 0,
-	  "Per-file-system series (loading: a row per file system, about "
-	  "100 instructions more per event)", 0 },
+	  "Per-file-system series (loading: a row per file system, a hash "
+	  "lookup more per event)", 0 },
 	{ "timeout", 't', "SECONDS", 0, "Drop a client idle this long (default 10)", 0 },
 	{ "request-time", 'R', "SECONDS", 0,
 	  "Drop a client whose request, and its answer, take longer (default 30)", 0 },
