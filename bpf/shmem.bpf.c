@@ -27,7 +27,6 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile bool count_in_fexit;	/* fallback mode */
 const volatile bool latency;		/* allocation and uptodate histograms */
 const volatile bool call_latency;	/* write, fault, fallocate histograms */
-const volatile bool alloc_timed;	/* alloc_time is attached */
 const volatile __u32 rows = SHMEM_ALL_ROWS;	/* row maps to fill */
 const volatile __u32 filter_tgid;	/* 0: every process */
 const volatile bool filter_cgroup;	/* only tasks in cgroup_filter[0] */
@@ -81,14 +80,6 @@ struct {
 	__type(key, __u32);		/* kernel dev_t */
 	__type(value, struct shmem_row);
 } fses SEC(".maps");
-
-/* Per CPU: the rows of the last event, and counts not yet in them */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct shmem_hot);
-} hot SEC(".maps");
 
 /* Written by the loader: what these programs observe on this kernel. */
 struct {
@@ -207,8 +198,7 @@ static __always_inline struct shmem_row *row_get(void *map, const void *key,
 	if (kind >= SHMEM_NR_ROW_KINDS)
 		return row;
 	/*
-	 * atomic: the drain program may interrupt this on the same CPU.
-	 * Readers count inserted minus present, plus failed, as dropped: a
+	 * atomic: other CPUs insert rows too.  Readers count inserted minus present, plus failed, as dropped: a
 	 * row inserted here (err 0) that another CPU's insertion evicted
 	 * before the lookup is inserted and not present, so it is dropped
 	 * once that way; counting it failed too made it twice (review
@@ -254,235 +244,64 @@ static void inode_name(struct inode *inode, char *name)
 
 #define ROWS_ON(kind) (rows & (1U << (kind)))
 
-/* The keys of the rows an event counts in: those of the kinds kept */
-struct row_keys {
-	struct shmem_file_key file;
-	struct shmem_proc_key proc;
-	__u64 cgroup;
-	__u32 dev;
+/* The rows an event counts in: each row kept (NULL for those not kept) */
+struct rows {
+	struct shmem_row *file, *proc, *cgroup, *fs;
 };
-
-static __always_inline void keys_get(struct inode *inode, struct row_keys *k)
-{
-	__builtin_memset(k, 0, sizeof(*k));
-	if (ROWS_ON(SHMEM_ROWS_FILES)) {
-		k->file.ino = inode->i_ino;
-		k->file.dev = inode->i_sb->s_dev;
-	}
-	if (ROWS_ON(SHMEM_ROWS_PROCS)) {
-		struct task_struct *task = bpf_get_current_task_btf();
-
-		k->proc.tgid = task->tgid;
-		/* CLOCK_BOOTTIME: /proc/PID/stat's starttime, in ns */
-		k->proc.start_ns = task->group_leader->start_boottime;
-	}
-	if (ROWS_ON(SHMEM_ROWS_CGROUPS))
-		k->cgroup = bpf_get_current_cgroup_id();
-	if (ROWS_ON(SHMEM_ROWS_FSES))
-		k->dev = inode->i_sb->s_dev;
-}
-
-static __always_inline bool keys_equal(const struct shmem_hot *h,
-				       const struct row_keys *k)
-{
-	if (ROWS_ON(SHMEM_ROWS_FILES) &&
-	    (h->file.ino != k->file.ino || h->file.dev != k->file.dev))
-		return false;
-	if (ROWS_ON(SHMEM_ROWS_PROCS) &&
-	    (h->proc.tgid != k->proc.tgid || h->proc.start_ns != k->proc.start_ns))
-		return false;
-	if (ROWS_ON(SHMEM_ROWS_CGROUPS) && h->cgroup != k->cgroup)
-		return false;
-	if (ROWS_ON(SHMEM_ROWS_FSES) && h->dev != k->dev)
-		return false;
-	return true;
-}
 
 /*
- * The rows an event counts in: @hot alone when they are those of the last
- * event on this CPU, else each row kept (NULL for those not kept).  @slot
- * is the CPU's cache, whose keys are this event's rows from now on (NULL
- * in the fallback mode).
+ * Look up the rows of this event, inserting and naming the new ones.
+ * Every event adds to the rows themselves, so a reader of the maps
+ * (bpftool too) sees each count as soon as the event's program ends.
  */
-struct rows {
-	struct shmem_row *hot;
-	struct shmem_row *file, *proc, *cgroup, *fs;
-	struct shmem_hot *slot;
-};
-
-/* Look the rows of @k up, inserting and naming the new ones. */
-static __always_inline void rows_lookup(struct inode *inode,
-					struct shmem_totals *t,
-					const struct row_keys *k, struct rows *r)
+static __always_inline void rows_get(struct inode *inode,
+				     struct shmem_totals *t, struct rows *r)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	bool created;
 
+	__builtin_memset(r, 0, sizeof(*r));
 	if (ROWS_ON(SHMEM_ROWS_FILES)) {
-		r->file = row_get(&files, &k->file, t, SHMEM_ROWS_FILES, &created);
+		struct shmem_file_key key = {
+			.ino = inode->i_ino,
+			.dev = inode->i_sb->s_dev,
+		};
+
+		r->file = row_get(&files, &key, t, SHMEM_ROWS_FILES, &created);
 		if (created && r->file)
 			inode_name(inode, r->file->name);
 	}
 	if (ROWS_ON(SHMEM_ROWS_PROCS)) {
-		r->proc = row_get(&procs, &k->proc, t, SHMEM_ROWS_PROCS, &created);
+		struct shmem_proc_key key = {
+			.tgid = task->tgid,
+			/* CLOCK_BOOTTIME: /proc/PID/stat's starttime, in ns */
+			.start_ns = task->group_leader->start_boottime,
+		};
+
+		r->proc = row_get(&procs, &key, t, SHMEM_ROWS_PROCS, &created);
 		if (created && r->proc)
 			bpf_get_current_comm(r->proc->name, SHMEM_NAME_LEN);
 	}
 	if (ROWS_ON(SHMEM_ROWS_CGROUPS)) {
-		r->cgroup = row_get(&cgroups, &k->cgroup, t, SHMEM_ROWS_CGROUPS,
-				    &created);
+		__u64 id = bpf_get_current_cgroup_id();
+
+		r->cgroup = row_get(&cgroups, &id, t, SHMEM_ROWS_CGROUPS, &created);
 		if (created && r->cgroup)
 			name_read(r->cgroup->name,
 				  BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, name));
 	}
 	if (ROWS_ON(SHMEM_ROWS_FSES)) {
-		r->fs = row_get(&fses, &k->dev, t, SHMEM_ROWS_FSES, &created);
+		__u32 dev = inode->i_sb->s_dev;
+
+		r->fs = row_get(&fses, &dev, t, SHMEM_ROWS_FSES, &created);
 		if (created && r->fs)
 			bpf_probe_read_kernel_str(r->fs->name, SHMEM_NAME_LEN,
 						  inode->i_sb->s_id);
 	}
 }
 
-/* The counters of a row: everything after its name */
-#define ROW_COUNTERS ((sizeof(struct shmem_row) -			\
-		       offsetof(struct shmem_row, allocs)) / sizeof(__u64))
-
-#define ADD_PENDING(row, p, field) do {					\
-	if ((p)->field)							\
-		__sync_fetch_and_add(&(row)->field, (p)->field);	\
-} while (0)
-
-/* The row of @key in @map, inserted again (named @name) if it was dropped */
-static __always_inline void row_flush(void *map, const void *key,
-				      const char *name, struct shmem_totals *t,
-				      __u32 kind, const struct shmem_row *p)
-{
-	bool created;
-	struct shmem_row *row = row_get(map, key, t, kind, &created);
-
-	if (!row)
-		return;
-	if (created)
-		__builtin_memcpy(row->name, name, SHMEM_NAME_LEN);
-	for (int o = 0; o < SHMEM_NR_ORDERS; o++)
-		ADD_PENDING(row, p, allocs[o]);
-	for (int o = 0; o < SHMEM_NR_ORDERS; o++)
-		ADD_PENDING(row, p, ramp_allocs[o]);
-	ADD_PENDING(row, p, fallbacks);
-	ADD_PENDING(row, p, ramp_fallbacks);
-	ADD_PENDING(row, p, splits);
-	ADD_PENDING(row, p, partial);
-	ADD_PENDING(row, p, zeroed);
-	ADD_PENDING(row, p, alloc_ns);
-	ADD_PENDING(row, p, alloc_calls);
-}
-
-/*
- * Move the counts of @h to its rows.  Only on @h's CPU, by its owner (with
- * busy set) or by the drain program, which nothing on that CPU interrupts.
- */
-static __noinline void hot_flush(struct shmem_hot *h, struct shmem_totals *t)
-{
-	const __u64 *c;
-	__u64 any = 0;
-
-	if (!h || !t || !h->valid)
-		return;
-	/* nothing pending: leave the rows alone (a dropped one stays dropped) */
-	c = (const __u64 *)&h->pending.allocs;
-	for (int i = 0; i < ROW_COUNTERS; i++)
-		any |= c[i];
-	h->events = 0;
-	if (!any)
-		return;
-	if (ROWS_ON(SHMEM_ROWS_FILES))
-		row_flush(&files, &h->file, h->names[SHMEM_ROWS_FILES], t,
-			  SHMEM_ROWS_FILES, &h->pending);
-	if (ROWS_ON(SHMEM_ROWS_PROCS))
-		row_flush(&procs, &h->proc, h->names[SHMEM_ROWS_PROCS], t,
-			  SHMEM_ROWS_PROCS, &h->pending);
-	if (ROWS_ON(SHMEM_ROWS_CGROUPS))
-		row_flush(&cgroups, &h->cgroup, h->names[SHMEM_ROWS_CGROUPS], t,
-			  SHMEM_ROWS_CGROUPS, &h->pending);
-	if (ROWS_ON(SHMEM_ROWS_FSES))
-		row_flush(&fses, &h->dev, h->names[SHMEM_ROWS_FSES], t,
-			  SHMEM_ROWS_FSES, &h->pending);
-	__builtin_memset(&h->pending, 0, sizeof(h->pending));
-}
-
-static __always_inline void name_copy(char *dst, const struct shmem_row *row)
-{
-	if (row)
-		__builtin_memcpy(dst, row->name, SHMEM_NAME_LEN);
-	else
-		__builtin_memset(dst, 0, SHMEM_NAME_LEN);
-}
-
-static __always_inline void rows_get(struct inode *inode,
-				     struct shmem_totals *t, struct rows *r)
-{
-	__u32 zero = 0;
-	struct shmem_hot *h = bpf_map_lookup_elem(&hot, &zero);
-	struct row_keys k;
-
-	__builtin_memset(r, 0, sizeof(*r));
-	keys_get(inode, &k);
-	/*
-	 * Tracepoint programs run with preemption off; fexit programs (the
-	 * fallback mode) do not, and another task's event on this CPU could
-	 * find the cache half written: they look their rows up every time.
-	 */
-	if (count_in_fexit) {
-		rows_lookup(inode, t, &k, r);
-		return;
-	}
-	if (h && h->valid && keys_equal(h, &k)) {
-		/* the common case: the rows of the last event here */
-		r->slot = h;
-		r->hot = &h->pending;
-		if (++h->events < SHMEM_HOT_FLUSH)
-			return;
-		/* now and then, so that the LRU maps see these rows used */
-		h->busy = 1;
-		barrier();
-		hot_flush(h, t);
-		barrier();
-		h->busy = 0;
-		return;
-	}
-	if (h) {
-		h->busy = 1;
-		barrier();
-		hot_flush(h, t);
-	}
-	/* this event counts in the rows themselves, later ones in @h */
-	rows_lookup(inode, t, &k, r);
-	if (!h)
-		return;
-	h->file = k.file;
-	h->proc = k.proc;
-	h->cgroup = k.cgroup;
-	h->dev = k.dev;
-	h->alloc_folio = 0;
-	name_copy(h->names[SHMEM_ROWS_FILES], r->file);
-	name_copy(h->names[SHMEM_ROWS_PROCS], r->proc);
-	name_copy(h->names[SHMEM_ROWS_CGROUPS], r->cgroup);
-	name_copy(h->names[SHMEM_ROWS_FSES], r->fs);
-	h->valid = 1;
-	barrier();
-	h->busy = 0;
-	r->slot = h;
-}
-
-/*
- * Atomic adds: rows are shared between CPUs, and @hot's counts may be
- * moved by the drain program interrupting this one.
- */
+/* Atomic adds: rows are shared between CPUs */
 #define rows_add(r, field, n) do {					\
-	if ((r)->hot) {							\
-		__sync_fetch_and_add(&(r)->hot->field, n);		\
-		break;							\
-	}								\
 	if ((r)->file)							\
 		__sync_fetch_and_add(&(r)->file->field, n);		\
 	if ((r)->proc)							\
@@ -544,7 +363,7 @@ static __always_inline void count_alloc(struct inode *inode,
 	struct shmem_totals *t = totals_get();
 	__u32 order = clamp_order(folio_order(folio));
 	bool ramped = (ramp_orders >> order) & 1;
-	struct thread_ops *ops;
+	struct thread_ops *ops = NULL;
 	struct rows r;
 
 	if (!t)
@@ -554,25 +373,30 @@ static __always_inline void count_alloc(struct inode *inode,
 	t->allocs[order][path]++;
 	if (ramped)
 		t->ramp_allocs[order]++;
+	/*
+	 * Fallback mode with latency: alloc_exit left the time of this
+	 * allocation and of the attempts before it (the events: the
+	 * series' shmem_alloc_time gives it)
+	 */
+	if (count_in_fexit && latency)
+		ops = thread_ops(0);
+	/* @r only inside: a register it left undefined fails verification */
 	if (rows) {
 		rows_get(inode, t, &r);
 		order = clamp_order(order);
 		rows_add(&r, allocs[order], 1);
 		if (ramped)
 			rows_add(&r, ramp_allocs[order], 1);
-		/*
-		 * Its rows are the CPU's hot ones now: shmem_alloc_time,
-		 * which follows in the same task unless it moved to another
-		 * CPU, adds there.
-		 */
-		if (latency && alloc_timed && r.slot) {
-			r.slot->alloc_folio = (unsigned long)folio;
-			r.slot->alloc_task = bpf_get_current_task();
+		if (ops && ops->pending_calls) {
+			rows_add(&r, alloc_ns, ops->pending_ns);
+			rows_add(&r, alloc_calls, ops->pending_calls);
 		}
 	}
-	if (!latency)
-		return;
-	if (order) {
+	if (ops) {
+		ops->pending_ns = 0;
+		ops->pending_calls = 0;
+	}
+	if (latency && order) {
 		struct folio_key fk = {
 			.dev = inode->i_sb->s_dev,
 			.ino = inode->i_ino,
@@ -582,19 +406,6 @@ static __always_inline void count_alloc(struct inode *inode,
 
 		bpf_map_update_elem(&born, &fk, &now, BPF_ANY);
 	}
-	/* the events: shmem_alloc_time gives the time, if the series has it */
-	if (!count_in_fexit)
-		return;
-	ops = thread_ops(0);
-	if (!ops)
-		return;
-	/* the time of this allocation and of the attempts before it */
-	if (rows && ops->pending_calls) {
-		rows_add(&r, alloc_ns, ops->pending_ns);
-		rows_add(&r, alloc_calls, ops->pending_calls);
-	}
-	ops->pending_ns = 0;
-	ops->pending_calls = 0;
 }
 
 /* @order given up for @reason; the append ramp chose it if in @ramp_orders */
@@ -761,13 +572,18 @@ static __always_inline void count_blocks(struct inode *inode,
 		t->blocks.became_partial++;
 		if (rows) {
 			rows_get(inode, t, &r);
-			rows_add(&r, partial, 1);
+			rows_add(&r, became_partial, 1);
 		}
 	}
 	if (nr_uptodate != total)
 		return;
-	if (nr < total)
+	if (nr < total) {
 		t->blocks.became_full++;
+		if (rows) {
+			rows_get(inode, t, &r);
+			rows_add(&r, became_full, 1);
+		}
+	}
 	if (latency) {
 		struct folio_key fk = {
 			.dev = inode->i_sb->s_dev,
@@ -794,8 +610,6 @@ SEC("tp_btf/shmem_alloc_time")
 int BPF_PROG(alloc_time, struct inode *inode, struct folio *folio, __u64 ns)
 {
 	struct shmem_totals *t;
-	struct shmem_hot *h;
-	__u32 zero = 0;
 	struct rows r;
 
 	if (!latency || skip_task())
@@ -803,15 +617,6 @@ int BPF_PROG(alloc_time, struct inode *inode, struct folio *folio, __u64 ns)
 	hist_add(SHMEM_HIST_ALLOC, ns);
 	if (!rows)
 		return 0;
-	/* the common case: right after the folio's allocation event, here */
-	h = bpf_map_lookup_elem(&hot, &zero);
-	if (h && h->valid && h->alloc_folio == (unsigned long)folio &&
-	    h->alloc_task == bpf_get_current_task()) {
-		h->alloc_folio = 0;
-		__sync_fetch_and_add(&h->pending.alloc_ns, ns);
-		__sync_fetch_and_add(&h->pending.alloc_calls, 1);
-		return 0;
-	}
 	t = totals_get();
 	if (!t)
 		return 0;
@@ -1133,25 +938,4 @@ SEC("fentry/shmem_fallocate")
 int BPF_PROG(falloc_enter)
 {
 	return op_enter(TIMED_FALLOC);
-}
-
-/*
- * A reader runs this on each CPU (BPF_PROG_TEST_RUN with
- * BPF_F_TEST_RUN_ON_CPU: with preemption off, or in an IPI, so that no
- * program runs on that CPU meanwhile) before reading the row maps.  1: the CPU is changing its entry, try again.
- * Last in the file: bpftool's autoattach pins it with bpf_obj_pin(), which
- * needs the directory the links before it made.
- */
-SEC("raw_tp")
-int drain(void *ctx)
-{
-	__u32 zero = 0;
-	struct shmem_hot *h = bpf_map_lookup_elem(&hot, &zero);
-
-	if (!h)
-		return 0;
-	if (h->busy)
-		return 1;
-	hot_flush(h, totals_get());
-	return 0;
 }

@@ -183,36 +183,11 @@ struct shmem_row {
 	__u64 fallbacks;
 	__u64 ramp_fallbacks;	/* of @fallbacks, from orders the ramp chose */
 	__u64 splits;
-	__u64 partial;		/* large folios that became partly uptodate */
+	__u64 became_partial;	/* large folios: none -> some blocks uptodate */
+	__u64 became_full;	/* large folios: some -> all blocks uptodate */
 	__u64 zeroed;		/* bytes */
 	__u64 alloc_ns;		/* time spent allocating (with latency on) */
 	__u64 alloc_calls;	/* timed allocation attempts */
-};
-
-/*
- * Per CPU, the rows the last event there counted in (the keys of the
- * kinds kept), and what later events for the same rows added since:
- * those add to @pending alone, without a hash lookup.  The rows get
- * @pending when an event names other rows, every SHMEM_HOT_FLUSH events,
- * and whenever a reader runs the drain program on that CPU before
- * reading the row maps (tracer.c); so a reader sees every event in its
- * rows, and an event counts in one place at a time.
- */
-#define SHMEM_HOT_FLUSH		256
-
-struct shmem_hot {
-	__u32 busy;		/* the CPU is changing the entry: no drain now */
-	__u32 valid;		/* the keys below name rows */
-	__u32 events;		/* events added to @pending since the last flush */
-	__u32 dev;		/* fses */
-	struct shmem_file_key file;
-	struct shmem_proc_key proc;
-	__u64 cgroup;
-	__u64 alloc_folio;	/* the folio and task of the last allocation */
-	__u64 alloc_task;	/* event, if these keys are its rows:
-				 * shmem_alloc_time follows it */
-	char names[SHMEM_NR_ROW_KINDS][SHMEM_NAME_LEN];	/* to insert a row again */
-	struct shmem_row pending;	/* counters only */
 };
 
 struct shmem_split_count {

@@ -52,18 +52,18 @@ static const char doc[] =
 "Serve shmem folio metrics for Prometheus on /metrics and a live page on /.\n"
 "\n"
 "EXAMPLES:\n"
-"    shmem-exporter                      # 127.0.0.1:9743, loads its own programs\n"
+"    shmem-exporter                    # 127.0.0.1:9743, own programs\n"
 "    shmem-exporter --pinned /sys/fs/bpf/shmem   # beside shmemtrace\n"
-"    shmem-exporter -a 0.0.0.0 -f 20     # all addresses, the 20 busiest files\n"
-"    shmem-exporter -F --latency         # per file system, with allocation times\n";
+"    shmem-exporter -a 0.0.0.0 -f 20   # all addresses, 20 busiest files\n"
+"    shmem-exporter -F --latency       # per file system, allocation times\n";
 
 static const struct argp_option options[] = {
 	{ "address", 'a', "ADDR", 0, "IPv4 address to listen on (default 127.0.0.1)", 0 },
 	{ "port", 'P', "PORT", 0, "TCP port (default 9743)", 0 },
 	{ "files", 'f', "N", 0, "Per-file series for the N busiest files (default 0)", 0 },
 	{ "filesystems", 'F', NULL, 0,
-	  "Per-file-system series (loading: a row per file system, about "
-	  "100 instructions more per event)", 0 },
+	  "Per-file-system series (loading: a row per file system, a hash "
+	  "lookup more per event)", 0 },
 	{ "timeout", 't', "SECONDS", 0, "Drop a client idle this long (default 10)", 0 },
 	{ "request-time", 'R', "SECONDS", 0,
 	  "Drop a client whose request, and its answer, take longer (default 30)", 0 },

@@ -18,7 +18,7 @@
 static struct {
 	double interval;	/* 0: one report at the end */
 	long count;		/* 0: until stopped */
-	bool timestamp, msecs;
+	bool timestamp, msecs, json;
 } env;
 
 static const char doc[] =
@@ -30,6 +30,7 @@ static const char doc[] =
 "    shmemhist                 # trace until Ctrl-C, then report\n"
 "    shmemhist -T 1 10         # ten reports, 1 s apart, with timestamps\n"
 "    shmemhist -m -- fio job   # latency in milliseconds while fio runs\n"
+"    shmemhist -j 1 5          # five JSON reports, 1 s apart\n"
 "    shmemhist --pinned /sys/fs/bpf/shmem   # read shmemtrace's maps\n";
 
 static const struct argp_option options[] = {
@@ -37,6 +38,7 @@ static const struct argp_option options[] = {
 	{ "count", 'n', "COUNT", 0, "Stop after COUNT reports (or COUNT)", 0 },
 	{ "timestamp", 'T', NULL, 0, "Print a timestamp with each report", 0 },
 	{ "milliseconds", 'm', NULL, 0, "Latency histograms in milliseconds", 0 },
+	{ "json", 'j', NULL, 0, "Print one JSON object per report (shmemtop's, without rows)", 0 },
 	{ "help", 'h', NULL, 0, "Show this help", -1 },
 	{},
 };
@@ -56,6 +58,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case 'm':
 		env.msecs = true;
+		break;
+	case 'j':
+		env.json = true;
 		break;
 	case 'i':
 	case 'n':
@@ -245,10 +250,12 @@ static void print_blocks(const struct shmem_snapshot *d)
 		printf("%24s : %llu events, %llu blocks\n", "cleared",
 		       (unsigned long long)b->clear_events,
 		       (unsigned long long)b->clear_blocks);
-		printf("%24s : %llu\n", "large folios now partial",
+		printf("%24s : %llu large folios\n", "became partial",
 		       (unsigned long long)b->became_partial);
-		printf("%24s : %llu\n", "partial folios completed",
+		printf("%24s : %llu large folios\n", "became full",
 		       (unsigned long long)b->became_full);
+		printf("%24s : %llu large folios\n", "partial now",
+		       (unsigned long long)d->partial_now);
 	}
 	printf("\nBytes zeroed:\n");
 	if (!has(d, SHMEM_SIG_ZERO)) {
@@ -280,7 +287,7 @@ static void print_mthp(const struct shmem_snapshot *d)
 			       "shmem_alloc", "fallback", "fb_charge", "split",
 			       "split_failed");
 		any = true;
-		snprintf(size, sizeof(size), "%ukB", m->kb);
+		shmem_size_name(m->kb, size, sizeof(size));
 		printf("%10s : %12llu %12llu %12llu %12llu %12llu\n", size,
 		       (unsigned long long)m->alloc,
 		       (unsigned long long)m->fallback,
@@ -408,7 +415,10 @@ int main(int argc, char **argv)
 			err = 1;
 			break;
 		}
-		report(&delta);
+		if (env.json)
+			shmem_print_json(&delta, now.time - prev.time, 0);
+		else
+			report(&delta);
 		shmem_snapshot_free(&delta);
 		shmem_snapshot_free(&prev);
 		prev = now;

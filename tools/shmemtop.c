@@ -154,8 +154,8 @@ static void format_header(char *buf, size_t len)
 	for (unsigned int c = 0; c < NR_CLASSES && used < len; c++)
 		used += snprintf(buf + used, len - used, " %8s", classes[c].title);
 	if (used < len)
-		snprintf(buf + used, len - used, " %6s %7s %6s %7s %10s %9s",
-			 "RAMP", "FALLBK", "SPLIT", "PARTIAL", "ZEROED", "ALLOC-us");
+		snprintf(buf + used, len - used, " %6s %7s %6s %8s %10s %9s",
+			 "RAMP", "FALLBK", "SPLIT", "PART-NOW", "ZEROED", "ALLOC-us");
 }
 
 /* " N" in @width, or "-" where this kernel cannot observe it: not a 0 */
@@ -199,14 +199,19 @@ static void format_row(char *buf, size_t len, const struct shmem_row_entry *e,
 		used += count_cell(buf + used, len - used, 6, row->splits,
 				   signals & SHMEM_SIG_SPLITS);
 	if (used < len)
-		used += count_cell(buf + used, len - used, 7, row->partial,
+		used += count_cell(buf + used, len - used, 8, e->partial_now,
 				   signals & SHMEM_SIG_BLOCKS);
 	if (used < len)
 		used += count_cell(buf + used, len - used, 10, row->zeroed,
 				   signals & SHMEM_SIG_ZERO);
-	if (used < len)
-		snprintf(buf + used, len - used, " %9.1f", row->alloc_calls ?
-			 row->alloc_ns / 1e3 / row->alloc_calls : 0.0);
+	/* "-": not traced, or no allocation of the row's timed */
+	if (used >= len)
+		return;
+	if ((signals & SHMEM_SIG_LAT_ALLOC) && row->alloc_calls)
+		snprintf(buf + used, len - used, " %9.1f",
+			 shmem_row_latency(row) / 1e3);
+	else
+		snprintf(buf + used, len - used, " %9s", "-");
 }
 
 static void format_summary(char *buf, size_t len, const struct shmem_snapshot *d)
@@ -250,9 +255,15 @@ static void format_summary(char *buf, size_t len, const struct shmem_snapshot *d
 		used += count_cell(buf + used, len - used, 0, splits,
 				   d->info.signals & SHMEM_SIG_SPLITS);
 	if (used < len)
-		used += snprintf(buf + used, len - used, " | partial");
+		used += snprintf(buf + used, len - used, " | became partial");
 	if (used < len)
-		count_cell(buf + used, len - used, 0, d->totals.blocks.became_partial,
+		used += count_cell(buf + used, len - used, 0,
+				   d->totals.blocks.became_partial,
+				   d->info.signals & SHMEM_SIG_BLOCKS);
+	if (used < len)
+		used += snprintf(buf + used, len - used, " | partial now");
+	if (used < len)
+		count_cell(buf + used, len - used, 0, d->partial_now,
 			   d->info.signals & SHMEM_SIG_BLOCKS);
 }
 
@@ -295,16 +306,6 @@ static void print_text(const struct shmem_snapshot *d)
 	}
 	printf("\n");
 	fflush(stdout);
-}
-
-static void print_json(const struct shmem_snapshot *d, double secs)
-{
-	json_object *o = shmem_snapshot_json(d, secs, env.max_rows);
-
-	json_object_object_add(o, "time", json_object_new_int64(time(NULL)));
-	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
-	fflush(stdout);
-	json_object_put(o);
 }
 
 /* @line on row @y, cut at the screen's width in columns (a name may be wide) */
@@ -491,7 +492,7 @@ int main(int argc, char **argv)
 			next = shmem_now() + env.interval;
 		shmem_rows_sort(&delta, env.view, env.sort);
 		if (env.json)
-			print_json(&delta, now.time - prev.time);
+			shmem_print_json(&delta, now.time - prev.time, env.max_rows);
 		else if (env.batch)
 			print_text(&delta);
 		else

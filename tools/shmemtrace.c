@@ -14,6 +14,7 @@
 static struct {
 	const char *dir;
 	const char *command;
+	bool json;
 } env = {
 	.dir = SHMEM_PIN_DEFAULT,
 };
@@ -33,6 +34,7 @@ static const char doc[] =
 
 static const struct argp_option options[] = {
 	{ "dir", 'd', "DIR", 0, "bpffs directory (default " SHMEM_PIN_DEFAULT ")", 0 },
+	{ "json", 'j', NULL, 0, "start, status: say it in one JSON object", 0 },
 	{ "help", 'h', NULL, 0, "Show this help", -1 },
 	{},
 };
@@ -48,6 +50,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case 'd':
 		env.dir = arg;
+		break;
+	case 'j':
+		env.json = true;
 		break;
 	case ARGP_KEY_ARG:
 		if (state->arg_num)
@@ -71,6 +76,18 @@ static int print_status(const struct shmem_info *info)
 {
 	char missing[512];
 
+	if (env.json) {
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "mode", json_object_new_string(
+			info->tracepoints ? "tracepoints" : "fallback"));
+		json_object_object_add(o, "dir", json_object_new_string(env.dir));
+		json_object_object_add(o, "missing", shmem_missing_json(info));
+		json_object_object_add(o, "not_traced", shmem_not_traced_json(info));
+		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+		json_object_put(o);
+		return 0;
+	}
 	shmem_missing_signals(info, missing, sizeof(missing));
 	printf("%s: %s mode under %s; missing on this kernel: %s\n", PROG,
 	       info->tracepoints ? "tracepoint" : "fallback", env.dir,

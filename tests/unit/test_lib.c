@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <fcntl.h>
 #include <unistd.h>
 #include "lib.h"
@@ -342,7 +343,7 @@ static void test_json(void)
 	json_object *o, *files, *v;
 
 	s.info.tracepoints = 0;
-	s.info.signals = SHMEM_SIG_ALLOCS | SHMEM_SIG_FALLBACKS;
+	s.info.signals = SHMEM_SIG_ALLOCS | SHMEM_SIG_FALLBACKS | SHMEM_SIG_SPLITS;
 	e = add_row(&s, SHMEM_ROWS_FILES, 7, "f8");
 	e->dev = 30;
 	e->row.allocs[9] = 4;
@@ -364,7 +365,7 @@ static void test_json(void)
 		json_object_object_get(v, "allocs"), "2M")) == 4,
 	      "JSON: file row with name, device and 2M allocations");
 	check(!strcmp(json_object_get_string(json_object_object_get(o, "mode")), "fallback") &&
-	      json_object_array_length(json_object_object_get(o, "missing")) == 12,
+	      json_object_array_length(json_object_object_get(o, "missing")) == 11,
 	      "JSON: mode and missing signals");
 	v = json_object_object_get(json_object_object_get(o, "rows"), "files");
 	check(v && json_object_get_int(json_object_object_get(v, "present")) == 2 &&
@@ -384,6 +385,105 @@ static void test_json(void)
 		json_object_object_get(o, "paths"), "fallocate"), "2M")) == 4,
 	      "JSON: allocations by path");
 	json_object_put(o);
+	/* issue 30: rows cut to -r say how many were left out */
+	add_row(&s, SHMEM_ROWS_FILES, 9, "g")->row.allocs[0] = 1;
+	o = shmem_snapshot_json(&s, 1.0, 1);
+	v = json_object_object_get(json_object_object_get(o, "rows"), "files");
+	check(json_object_array_length(json_object_object_get(o, "files")) == 1 &&
+	      json_object_get_int(json_object_object_get(v, "left_out")) == 1,
+	      "JSON: one row of two active shown, left_out 1");
+	json_object_put(o);
+	o = shmem_snapshot_json(&s, 1.0, 0);
+	check(!json_object_object_get_ex(o, "files", NULL) &&
+	      json_object_object_get_ex(o, "rows", NULL),
+	      "JSON without rows (shmemhist): the maps' state, no row lists");
+	json_object_put(o);
+	shmem_snapshot_free(&s);
+}
+
+/*
+ * Issue 30, defect 9: what cannot be observed is left out of JSON, not 0
+ * or []: splits on a kernel without the split event, a row's mean
+ * allocation time without latency tracing (null with it, but nothing
+ * timed)
+ */
+static void test_json_unobserved(void)
+{
+	struct shmem_snapshot s = {};
+	struct shmem_row_entry *e;
+	json_object *o, *row, *v;
+
+	s.info.rows = 1U << SHMEM_ROWS_FILES;
+	s.info.signals = SHMEM_SIG_ALLOCS;
+	e = add_row(&s, SHMEM_ROWS_FILES, 7, "f");
+	e->row.allocs[0] = 1;
+	o = shmem_snapshot_json(&s, 1.0, 10);
+	row = json_object_array_get_idx(json_object_object_get(o, "files"), 0);
+	check(!json_object_object_get_ex(o, "splits", NULL) && row &&
+	      !json_object_object_get_ex(row, "alloc_avg_ns", NULL),
+	      "JSON: no splits where splits are not observed, no alloc_avg_ns without latency");
+	json_object_put(o);
+	s.info.signals |= SHMEM_SIG_LAT_ALLOC;
+	o = shmem_snapshot_json(&s, 1.0, 10);
+	row = json_object_array_get_idx(json_object_object_get(o, "files"), 0);
+	check(row && json_object_object_get_ex(row, "alloc_avg_ns", &v) && !v,
+	      "JSON: alloc_avg_ns null with latency but no allocation timed");
+	json_object_put(o);
+	e->row.alloc_ns = 300;
+	e->row.alloc_calls = 2;
+	o = shmem_snapshot_json(&s, 1.0, 10);
+	row = json_object_array_get_idx(json_object_object_get(o, "files"), 0);
+	check(row && json_object_get_int(json_object_object_get(row, "alloc_avg_ns")) == 150,
+	      "JSON: alloc_avg_ns the mean of those timed");
+	json_object_put(o);
+	shmem_snapshot_free(&s);
+}
+
+static long long sample(const char *text, const char *series);
+
+/*
+ * Issue 30, defect 2: 64 large folios completed and one stayed partial;
+ * "partial" said 65, the folios that ever became partial.  Both now, each
+ * named for what it counts.
+ */
+static void test_partial_now(void)
+{
+	struct shmem_snapshot s = {};
+	struct shmem_row_entry *e;
+	json_object *o, *v;
+	char *text;
+
+	check(shmem_partial_now(65, 64) == 1 && shmem_partial_now(3, 5) == 0,
+	      "partial now: became partial less became full, never below 0");
+	s.info.rows = 1U << SHMEM_ROWS_FILES;
+	s.info.signals = SHMEM_SIG_ALLOCS | SHMEM_SIG_BLOCKS;
+	s.totals.blocks.became_partial = 65;
+	s.totals.blocks.became_full = 64;
+	s.partial_now = 1;
+	e = add_row(&s, SHMEM_ROWS_FILES, 7, "f");
+	e->row.became_partial = 65;
+	e->row.became_full = 64;
+	e->partial_now = 1;
+	o = shmem_snapshot_json(&s, 1.0, 10);
+	v = json_object_object_get(o, "blocks");
+	check(json_object_get_int(json_object_object_get(v, "became_partial")) == 65 &&
+	      json_object_get_int(json_object_object_get(v, "became_full")) == 64 &&
+	      json_object_get_int(json_object_object_get(v, "partial_now")) == 1,
+	      "JSON: blocks became_partial 65, became_full 64, partial_now 1");
+	v = json_object_array_get_idx(json_object_object_get(o, "files"), 0);
+	check(v && json_object_get_int(json_object_object_get(v, "became_partial")) == 65 &&
+	      json_object_get_int(json_object_object_get(v, "became_full")) == 64 &&
+	      json_object_get_int(json_object_object_get(v, "partial_now")) == 1 &&
+	      !json_object_object_get_ex(v, "partial", NULL),
+	      "JSON: the file's row the same, no ambiguous \"partial\"");
+	json_object_put(o);
+	text = shmem_metrics_text(&s, NULL, 0);
+	check(text && sample(text, "\nshmem_folios_became_partial_total") == 65 &&
+	      sample(text, "\nshmem_folios_became_full_total") == 64 &&
+	      sample(text, "\nshmem_folios_partial") == 1 &&
+	      strstr(text, "# TYPE shmem_folios_partial gauge\n"),
+	      "metrics: became partial and full counters, the partial-now gauge");
+	free(text);
 	shmem_snapshot_free(&s);
 }
 
@@ -439,10 +539,17 @@ static void test_log2(void)
 	out = open_memstream(&text, &len);
 	memset(&h, 0, sizeof(h));
 	h.slots[shmem_hist_slot(1500000)] = 2;	/* 1.5 ms, twice */
+	h.sum = 3000000;
 	shmem_print_log2(out, &h, true);
 	fclose(out);
-	check(strstr(text, "msecs") && strstr(text, "1.04858 -> 2.09715 : 2 "),
-	      "milliseconds: 1.5 ms in the slot that holds it, not one above");
+	/*
+	 * Issue 30, defect 8: -m drew the slot as 2^20 ns -> 2^21 ns and
+	 * averaged in ns; now the bounds of ns mode and the average, in ms
+	 */
+	h.sum = 3000000;
+	check(strstr(text, "msecs") && strstr(text, " 1.048577 -> 2.097152 : 2 ") &&
+	      strstr(text, "count 2, average 1.500000 ms"),
+	      "milliseconds: 1.5 ms in the slot that holds it, bounds as in ns, average in ms");
 	free(text);
 
 	out = open_memstream(&text, &len);
@@ -450,7 +557,7 @@ static void test_log2(void)
 	h.slots[SHMEM_HIST_TOP + 1] = 1;
 	shmem_print_log2(out, &h, true);
 	fclose(out);
-	check(strstr(text, "4.39805e+06 -> +Inf : 1 ") != NULL,
+	check(strstr(text, " 4398046.511105 -> +Inf : 1 ") != NULL,
 	      "above 2^42 ns: the +Inf slot");
 	free(text);
 }
@@ -524,8 +631,13 @@ static void test_metrics(void)
 
 	one_mount(&mounts);
 	s.info.tracepoints = 1;
-	s.info.signals = SHMEM_SIG_ALLOCS | SHMEM_SIG_LAT_ALLOC | SHMEM_SIG_LAT_UPTODATE;
+	s.info.signals = SHMEM_SIG_ALLOCS | SHMEM_SIG_FALLBACKS | SHMEM_SIG_SPLITS |
+			 SHMEM_SIG_LAT_ALLOC | SHMEM_SIG_LAT_UPTODATE;
 	s.info.rows = 1U << SHMEM_ROWS_FILES | 1U << SHMEM_ROWS_FSES;
+	s.nr_mthp = 2;
+	s.mthp[0].kb = 16;
+	s.mthp[1].kb = 2048;
+	s.mthp[1].split = 3;
 	s.totals.allocs[9][SHMEM_STAT_PATH_FALLOC] = 4;
 	s.totals.fallbacks[9][SHMEM_STAT_FB_CHARGE] = 1;
 	s.hists[SHMEM_HIST_ALLOC].slots[2] = 1;	/* 3 or 4 ns */
@@ -551,6 +663,22 @@ static void test_metrics(void)
 	      "metrics: per file system, with its mount point");
 	check(text && sample(text, "shmem_folio_fallbacks_total{order=\"9\",size=\"2M\",reason=\"charge\"}") == 1,
 	      "metrics: fallbacks by order and reason");
+	/*
+	 * Issue 30, defect 10: a series for every order to 2M and named
+	 * reason from the start, 0 until it happens; the mTHP ones with the
+	 * shmem_ prefix and the size label of the others, to join on
+	 */
+	check(text && sample(text, "shmem_folio_fallbacks_total{order=\"1\",size=\"8K\",reason=\"alloc\"}") == 0 &&
+	      sample(text, "shmem_folio_fallbacks_total{order=\"9\",size=\"2M\",reason=\"unsuitable\"}") == 0 &&
+	      sample(text, "shmem_folio_splits_total{order=\"4\",size=\"64K\",reason=\"shrink\"}") == 0 &&
+	      sample(text, "shmem_folio_split_failures_total{order=\"9\",size=\"2M\",reason=\"swapout\"}") == 0 &&
+	      !strstr(text, "order=\"0\",size=\"4K\",reason=") &&
+	      !strstr(text, "order=\"10\"") && !strstr(text, "reason=\"other\""),
+	      "metrics: 0-valued fallback and split series for orders 1-9 and every named reason");
+	check(text && sample(text, "shmem_mthp_split_total{size=\"2M\"}") == 3 &&
+	      sample(text, "shmem_mthp_split_failed_total{size=\"16K\"}") == 0 &&
+	      !strstr(text, "\nmthp_") && !strstr(text, "kB\""),
+	      "metrics: shmem_mthp_split_total and _failed_total, sizes as 2M and 16K");
 	check(text && sample(text, "shmem_alloc_latency_seconds_bucket{le=\"0.000000002\"}") == 0 &&
 	      sample(text, "shmem_alloc_latency_seconds_bucket{le=\"0.000000004\"}") == 1 &&
 	      sample(text, "shmem_alloc_latency_seconds_bucket{le=\"0.000000016\"}") == 3 &&
@@ -595,7 +723,7 @@ static void test_metrics(void)
 	      "metrics: meminfo in bytes");
 	check(text && strstr(text, "name=\"a \\\"quoted\\\" name\"} 4\n"),
 	      "metrics: per-file series with the name escaped");
-	check(text && sample(text, "shmem_tracing_signal{signal=\"splits\"}") == 0 &&
+	check(text && sample(text, "shmem_tracing_signal{signal=\"zeroed\"}") == 0 &&
 	      sample(text, "shmem_tracing_info{mode=\"tracepoints\"}") == 1,
 	      "metrics: the mode and what is missing");
 	check(text && sample(text, "shmem_tracing_dropped_total{rows=\"files\"}") == 760 &&
@@ -616,6 +744,9 @@ static void test_metrics(void)
 	      "metrics: no per-file or per-file-system series unless kept");
 	check(text && !strstr(text, "_latency_seconds") && !strstr(text, "uptodate_seconds"),
 	      "metrics: no histogram without --latency");
+	check(text && sample(text, "shmem_folio_fallbacks_total{order=\"9\",size=\"2M\",reason=\"charge\"}") == 1 &&
+	      !strstr(text, "reason=\"alloc\"") && !strstr(text, "shmem_folio_splits_total{"),
+	      "metrics: where fallbacks and splits are not observed, what was counted and no zeros");
 	free(text);
 	shmem_mounts_free(&mounts);
 	shmem_snapshot_free(&s);
@@ -713,6 +844,27 @@ static void test_split_command(void)
 	      "-- with nothing after it");
 }
 
+/* Issue 30: shmemtop -- sh -c 'exit 3' exits 3, as perf and time do */
+static void test_command_status(void)
+{
+	int status[3];
+
+	for (int i = 0; i < 3; i++) {
+		pid_t pid = fork();
+
+		if (!pid) {
+			if (i == 2)
+				raise(SIGKILL);
+			_exit(i * 3);
+		}
+		waitpid(pid, &status[i], 0);
+	}
+	check(shmem_command_failed(status[0], "true", "t") == 0 &&
+	      shmem_command_failed(status[1], "sh", "t") == 3 &&
+	      shmem_command_failed(status[2], "sh", "t") == 128 + SIGKILL,
+	      "the command's exit status, 128 + the signal that killed it");
+}
+
 /*
  * Issue 23's suspicion: a Ctrl-C landing between shmem_wait()'s check of
  * shmem_exiting and its ppoll() was missed until the timeout (a day for
@@ -793,10 +945,13 @@ int main(void)
 	test_mounts();
 	test_json();
 	test_json_reused_pid();
+	test_json_unobserved();
+	test_partial_now();
 	test_log2();
 	test_metrics();
 	test_ramp();
 	test_split_command();
+	test_command_status();
 	test_signal_in_wait();
 	test_signal_interrupts_write();
 	printf("%d passed, %d failed\n", passed, failed);

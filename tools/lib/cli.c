@@ -81,6 +81,9 @@ static const struct argp_option pinned_options[] = {
 	{},
 };
 
+/* -E: rows per map; LRU hash maps of more are slow to create */
+#define MAX_ENTRIES (1 << 24)
+
 static error_t parse_shared(int key, char *arg, struct argp_state *state)
 {
 	struct shmem_tracer_opts *t = &shmem_args.tracer;
@@ -104,8 +107,9 @@ static error_t parse_shared(int key, char *arg, struct argp_state *state)
 		t->call_latency = true;
 		break;
 	case 'E':
-		if (shmem_parse_long(arg, 1, 1 << 24, &entries))
-			return shmem_arg_error(state, "invalid number of entries: %s", arg);
+		if (shmem_parse_long(arg, 1, MAX_ENTRIES, &entries))
+			return shmem_arg_error(state, "invalid number of entries: %s (1 to %d)",
+					       arg, MAX_ENTRIES);
 		t->entries = entries;
 		break;
 	case 'v':
@@ -294,13 +298,15 @@ int shmem_command_failed(int status, const char *cmd, const char *prog)
 {
 	if (WIFEXITED(status) && !WEXITSTATUS(status))
 		return 0;
-	if (WIFSIGNALED(status))
+	if (WIFSIGNALED(status)) {
 		fprintf(stderr, "%s: %s was killed by signal %d\n", prog, cmd,
 			WTERMSIG(status));
-	else
-		fprintf(stderr, "%s: %s exited with status %d\n", prog, cmd,
-			WEXITSTATUS(status));
-	return 1;
+		/* as a shell reports it */
+		return 128 + WTERMSIG(status);
+	}
+	fprintf(stderr, "%s: %s exited with status %d\n", prog, cmd,
+		WEXITSTATUS(status));
+	return WEXITSTATUS(status);
 }
 
 int shmem_wait(double secs, pid_t child, int fd, int *status)

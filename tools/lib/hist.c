@@ -11,23 +11,24 @@ __u64 shmem_hist_count(const struct shmem_hist *h)
 	return n;
 }
 
-/* The bounds of slot @i, in @unit nanoseconds, as "low -> high" */
+/*
+ * The first and last whole ns of slot @i, in @unit ns, as "low -> high":
+ * the same bounds in ns and in ms (exact: at most 6 decimals of ms)
+ */
 static void slot_range(int i, double unit, char *buf, size_t len)
 {
 	unsigned long long lo = i ? (1ULL << (i - 1)) + 1 : 0;
 
 	if (i > SHMEM_HIST_TOP)
-		snprintf(buf, len, "%.6g -> +Inf", (1ULL << SHMEM_HIST_TOP) / unit);
-	else if (unit == 1)
-		snprintf(buf, len, "%llu -> %llu", lo, 1ULL << i);
+		snprintf(buf, len, "%.15g -> +Inf", lo / unit);
 	else
-		snprintf(buf, len, "%.6g -> %.6g", (lo ? lo - 1 : 0) / unit,
-			 (1ULL << i) / unit);
+		snprintf(buf, len, "%.15g -> %.15g", lo / unit, (1ULL << i) / unit);
 }
 
 void shmem_print_log2(FILE *out, const struct shmem_hist *h, bool ms)
 {
 	const int width = 40;
+	const double unit = ms ? 1e6 : 1;
 	__u64 max = 0, count = shmem_hist_count(h);
 	int first = -1, last = -1;
 
@@ -44,18 +45,19 @@ void shmem_print_log2(FILE *out, const struct shmem_hist *h, bool ms)
 		fprintf(out, "     (no events)\n");
 		return;
 	}
-	/* with -m the bounds are the same powers of two ns, in ms */
+	/* with -m the same bounds and average, in ms */
 	fprintf(out, "%24s : %-10s %s\n", ms ? "msecs" : "nsecs", "count",
 		"distribution");
 	for (int i = first; i <= last; i++) {
 		int bar = (int)(h->slots[i] * width / max);
 		char range[48];
 
-		slot_range(i, ms ? 1e6 : 1, range, sizeof(range));
+		slot_range(i, unit, range, sizeof(range));
 		fprintf(out, "%24s : %-10llu |%-*.*s|\n", range,
 			(unsigned long long)h->slots[i], width, bar,
 			"****************************************");
 	}
-	fprintf(out, "%24s   count %llu, average %.0f ns\n", "",
-		(unsigned long long)count, count ? (double)h->sum / count : 0.0);
+	fprintf(out, "%24s   count %llu, average %.*f %s\n", "",
+		(unsigned long long)count, ms ? 6 : 0,
+		count ? (double)h->sum / count / unit : 0.0, ms ? "ms" : "ns");
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* A snapshot (or the difference of two) as one JSON object. */
 #include <string.h>
+#include <time.h>
 #include "shmem_tools.h"
 
 static json_object *orders_json(const __u64 *allocs)
@@ -58,14 +59,21 @@ static json_object *row_json(enum shmem_row_kind kind,
 	if (signals & SHMEM_SIG_SPLITS)
 		json_object_object_add(o, "splits",
 				       json_object_new_uint64(e->row.splits));
-	if (signals & SHMEM_SIG_BLOCKS)
-		json_object_object_add(o, "partial",
-				       json_object_new_uint64(e->row.partial));
+	if (signals & SHMEM_SIG_BLOCKS) {
+		json_object_object_add(o, "became_partial",
+				       json_object_new_uint64(e->row.became_partial));
+		json_object_object_add(o, "became_full",
+				       json_object_new_uint64(e->row.became_full));
+		json_object_object_add(o, "partial_now",
+				       json_object_new_uint64(e->partial_now));
+	}
 	if (signals & SHMEM_SIG_ZERO)
 		json_object_object_add(o, "zeroed_bytes",
 				       json_object_new_uint64(e->row.zeroed));
-	json_object_object_add(o, "alloc_avg_ns",
-			       json_object_new_uint64(shmem_row_latency(&e->row)));
+	/* null: traced, but no allocation of the row's was timed */
+	if (signals & SHMEM_SIG_LAT_ALLOC)
+		json_object_object_add(o, "alloc_avg_ns", e->row.alloc_calls ?
+			json_object_new_uint64(shmem_row_latency(&e->row)) : NULL);
 	return o;
 }
 
@@ -121,8 +129,22 @@ static json_object *fallbacks_json(const __u64 (*counts)[SHMEM_STAT_NR_FALLBACKS
 	return list;
 }
 
-/* {"files": {"present": 12, "capacity": 10240, "dropped": 0}, ...} */
-static json_object *rows_json(const struct shmem_snapshot *s)
+/* Rows of @kind with anything counted in @s's interval */
+static size_t active_rows(const struct shmem_snapshot *s, int kind)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->nr_rows[kind]; i++)
+		n += shmem_row_active(&s->rows[kind][i].row);
+	return n;
+}
+
+/*
+ * {"files": {"present": 12, "capacity": 10240, "dropped": 0,
+ * "left_out": 2}, ...}: left_out, the active rows beyond @max_rows, only
+ * where the rows are listed
+ */
+static json_object *rows_json(const struct shmem_snapshot *s, size_t max_rows)
 {
 	json_object *o = json_object_new_object();
 
@@ -138,6 +160,12 @@ static json_object *rows_json(const struct shmem_snapshot *s)
 				       json_object_new_uint64(s->capacity[k]));
 		json_object_object_add(r, "dropped",
 				       json_object_new_uint64(s->dropped[k]));
+		if (max_rows) {
+			size_t active = active_rows(s, k);
+
+			json_object_object_add(r, "left_out", json_object_new_uint64(
+				active > max_rows ? active - max_rows : 0));
+		}
 		json_object_object_add(o, shmem_row_kind_name(k), r);
 	}
 	return o;
@@ -167,7 +195,7 @@ json_object *shmem_snapshot_json(const struct shmem_snapshot *s, double secs,
 	for (int k = 0; k < SHMEM_NR_ROW_KINDS; k++) {
 		json_object *rows;
 
-		if (!(s->info.rows & (1U << k)))
+		if (!max_rows || !(s->info.rows & (1U << k)))
 			continue;
 		rows = json_object_new_array();
 		size_t shown = 0;
@@ -181,7 +209,7 @@ json_object *shmem_snapshot_json(const struct shmem_snapshot *s, double secs,
 		}
 		json_object_object_add(root, shmem_row_kind_name(k), rows);
 	}
-	json_object_object_add(root, "rows", rows_json(s));
+	json_object_object_add(root, "rows", rows_json(s, max_rows));
 
 	for (unsigned int order = 0; order < SHMEM_NR_ORDERS; order++) {
 		__u64 n = shmem_order_allocs(s, order);
@@ -228,7 +256,11 @@ json_object *shmem_snapshot_json(const struct shmem_snapshot *s, double secs,
 	if (s->info.signals & SHMEM_SIG_RAMP)
 		json_object_object_add(root, "ramp_fallbacks",
 				       fallbacks_json(s->totals.ramp_fallbacks));
-	json_object_object_add(root, "splits", splits);
+	/* [] would say none happened where none can be seen */
+	if (s->info.signals & SHMEM_SIG_SPLITS)
+		json_object_object_add(root, "splits", splits);
+	else
+		json_object_put(splits);
 
 	/* what this kernel cannot observe is left out, not reported as 0 */
 	if (s->info.signals & SHMEM_SIG_BLOCKS) {
@@ -244,6 +276,8 @@ json_object *shmem_snapshot_json(const struct shmem_snapshot *s, double secs,
 				       json_object_new_uint64(s->totals.blocks.became_partial));
 		json_object_object_add(blocks, "became_full",
 				       json_object_new_uint64(s->totals.blocks.became_full));
+		json_object_object_add(blocks, "partial_now",
+				       json_object_new_uint64(s->partial_now));
 	}
 	if (s->info.signals & SHMEM_SIG_ZERO) {
 		for (unsigned int z = 0; z < SHMEM_STAT_NR_ZEROS; z++)
@@ -273,7 +307,7 @@ json_object *shmem_snapshot_json(const struct shmem_snapshot *s, double secs,
 		json_object_object_add(o, "split", json_object_new_uint64(m->split));
 		json_object_object_add(o, "split_failed",
 				       json_object_new_uint64(m->split_failed));
-		snprintf(name, sizeof(name), "%ukB", m->kb);
+		shmem_size_name(m->kb, name, sizeof(name));
 		json_object_object_add(mthp, name, o);
 	}
 	json_object_object_add(root, "mthp", mthp);
@@ -282,3 +316,14 @@ json_object *shmem_snapshot_json(const struct shmem_snapshot *s, double secs,
 	return root;
 }
 
+
+void shmem_print_json(const struct shmem_snapshot *s, double secs,
+		      size_t max_rows)
+{
+	json_object *o = shmem_snapshot_json(s, secs, max_rows);
+
+	json_object_object_add(o, "time", json_object_new_int64(time(NULL)));
+	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	fflush(stdout);
+	json_object_put(o);
+}

@@ -120,19 +120,40 @@ static void print_filesystems(FILE *out, const struct shmem_snapshot *s,
 			    rows[i].row.ramp_allocs, &rows[i], false, mounts);
 }
 
-/* name{order,size,reason} value, for every non-zero cell */
+/*
+ * The largest folio order of this kernel: of its largest mTHP size, else
+ * (no mTHP in sysfs) the PMD order of x86-64, 2M
+ */
+static unsigned int top_order(const struct shmem_snapshot *s)
+{
+	unsigned long kb = s->nr_mthp ? s->mthp[s->nr_mthp - 1].kb : 2048;
+
+	for (unsigned int o = 1; o < SHMEM_NR_ORDERS; o++)
+		if (4UL << o == kb)
+			return o;
+	return 9;
+}
+
+/*
+ * name{order,size,reason} value for every non-zero cell; with @zeros
+ * (the kernel observes these) for every large order of this kernel and
+ * every named reason too, 0 until one happens, so that a dashboard shows
+ * 0, not "No data" ("other", the last reason, once it happens)
+ */
 static void order_reason_samples(FILE *out, const char *name,
 				 unsigned int nr_reasons,
 				 const char *(*reason_name)(unsigned int),
 				 __u64 (*value)(const struct shmem_snapshot *,
 						unsigned int, unsigned int),
-				 const struct shmem_snapshot *s)
+				 const struct shmem_snapshot *s, bool zeros)
 {
+	unsigned int top = zeros ? top_order(s) : 0;
+
 	for (unsigned int o = 0; o < SHMEM_NR_ORDERS; o++)
 		for (unsigned int r = 0; r < nr_reasons; r++) {
 			__u64 v = value(s, o, r);
 
-			if (!v)
+			if (!v && (!o || o > top || r == nr_reasons - 1))
 				continue;
 			fprintf(out, "%s{", name);
 			order_labels(out, o);
@@ -165,28 +186,44 @@ static __u64 splits_failed(const struct shmem_snapshot *s, unsigned int o,
 	return s->totals.splits[o][r].failed;
 }
 
+/*
+ * A signal this kernel cannot observe has no zeros: only what was counted
+ * (6.1's charge fallbacks, where others go unseen).  The ramp's fallbacks
+ * have no series at all where the ramp is not observed.
+ */
 static void print_fallbacks_splits(FILE *out, const struct shmem_snapshot *s)
 {
-	header(out, "shmem_folio_fallbacks_total", "counter",
-	       "Folio orders given up, by order and reason.");
-	order_reason_samples(out, "shmem_folio_fallbacks_total",
-			     SHMEM_STAT_NR_FALLBACKS, shmem_fallback_name,
-			     fallbacks_of, s);
-	if (s->info.signals & SHMEM_SIG_RAMP) {
-		header(out, "shmem_folio_ramp_fallbacks_total", "counter",
-		       "Of shmem_folio_fallbacks_total, orders the append ramp chose, by order and reason.");
-		order_reason_samples(out, "shmem_folio_ramp_fallbacks_total",
-				     SHMEM_STAT_NR_FALLBACKS, shmem_fallback_name,
-				     ramp_fallbacks_of, s);
+	static const struct {
+		__u32 signal;		/* observed: zeros too */
+		__u32 only_if;		/* else no series */
+		const char *name, *help;
+		unsigned int nr_reasons;
+		const char *(*reason_name)(unsigned int);
+		__u64 (*value)(const struct shmem_snapshot *, unsigned int,
+			       unsigned int);
+	} metrics[] = {
+		{ SHMEM_SIG_FALLBACKS, 0, "shmem_folio_fallbacks_total",
+		  "Folio orders given up, by order and reason.",
+		  SHMEM_STAT_NR_FALLBACKS, shmem_fallback_name, fallbacks_of },
+		{ SHMEM_SIG_RAMP, SHMEM_SIG_RAMP, "shmem_folio_ramp_fallbacks_total",
+		  "Of shmem_folio_fallbacks_total, orders the append ramp chose, by order and reason.",
+		  SHMEM_STAT_NR_FALLBACKS, shmem_fallback_name, ramp_fallbacks_of },
+		{ SHMEM_SIG_SPLITS, 0, "shmem_folio_splits_total",
+		  "Large shmem folios split, by order before and reason.",
+		  SHMEM_STAT_NR_SPLITS, shmem_split_name, splits_done },
+		{ SHMEM_SIG_SPLITS, 0, "shmem_folio_split_failures_total",
+		  "Splits shmem attempted that failed, by order and reason.",
+		  SHMEM_STAT_NR_SPLITS, shmem_split_name, splits_failed },
+	};
+
+	for (size_t m = 0; m < sizeof(metrics) / sizeof(metrics[0]); m++) {
+		if ((s->info.signals & metrics[m].only_if) != metrics[m].only_if)
+			continue;
+		header(out, metrics[m].name, "counter", metrics[m].help);
+		order_reason_samples(out, metrics[m].name, metrics[m].nr_reasons,
+				     metrics[m].reason_name, metrics[m].value, s,
+				     s->info.signals & metrics[m].signal);
 	}
-	header(out, "shmem_folio_splits_total", "counter",
-	       "Large shmem folios split, by order before and reason.");
-	order_reason_samples(out, "shmem_folio_splits_total",
-			     SHMEM_STAT_NR_SPLITS, shmem_split_name, splits_done, s);
-	header(out, "shmem_folio_split_failures_total", "counter",
-	       "Splits shmem attempted that failed, by order and reason.");
-	order_reason_samples(out, "shmem_folio_split_failures_total",
-			     SHMEM_STAT_NR_SPLITS, shmem_split_name, splits_failed, s);
 }
 
 static void print_blocks(FILE *out, const struct shmem_snapshot *s)
@@ -204,10 +241,10 @@ static void print_blocks(FILE *out, const struct shmem_snapshot *s)
 		{ "shmem_blocks_cleared_total",
 		  "Uptodate blocks cleared by truncation or hole punching.",
 		  offsetof(struct shmem_blocks, clear_blocks) },
-		{ "shmem_folios_partial_total",
-		  "Large folios that became partly uptodate.",
+		{ "shmem_folios_became_partial_total",
+		  "Large folios that became partly uptodate (none -> some blocks).",
 		  offsetof(struct shmem_blocks, became_partial) },
-		{ "shmem_folios_completed_total",
+		{ "shmem_folios_became_full_total",
 		  "Partly uptodate large folios that became fully uptodate.",
 		  offsetof(struct shmem_blocks, became_full) },
 	};
@@ -219,6 +256,12 @@ static void print_blocks(FILE *out, const struct shmem_snapshot *s)
 		fprintf(out, "%s %llu\n", counters[i].name, (unsigned long long)
 			*(const __u64 *)((const char *)&s->totals.blocks +
 					 counters[i].offset));
+	}
+	if (s->info.signals & SHMEM_SIG_BLOCKS) {
+		header(out, "shmem_folios_partial", "gauge",
+		       "Large folios partly uptodate now: became partial less became full since tracing began (never below 0).");
+		fprintf(out, "shmem_folios_partial %llu\n",
+			(unsigned long long)s->partial_now);
 	}
 	if (!(s->info.signals & SHMEM_SIG_ZERO))
 		return;
@@ -311,19 +354,24 @@ static void print_kernel(FILE *out, const struct shmem_snapshot *s)
 		{ "shmem_mthp_fallback_charge_total",
 		  "The kernel's shmem_fallback_charge counter, per folio size.",
 		  offsetof(struct shmem_mthp, fallback_charge) },
-		{ "mthp_split_total", "The kernel's split counter (anon and shmem), per folio size.",
+		{ "shmem_mthp_split_total", "The kernel's split counter (anon and shmem), per folio size.",
 		  offsetof(struct shmem_mthp, split) },
-		{ "mthp_split_failed_total",
+		{ "shmem_mthp_split_failed_total",
 		  "The kernel's split_failed counter (anon and shmem), per folio size.",
 		  offsetof(struct shmem_mthp, split_failed) },
 	};
 
+	char size[16];
+
 	for (size_t k = 0; k < sizeof(mthp) / sizeof(mthp[0]); k++) {
 		header(out, mthp[k].name, "counter", mthp[k].help);
-		for (size_t i = 0; i < s->nr_mthp; i++)
-			fprintf(out, "%s{size=\"%ukB\"} %llu\n", mthp[k].name,
-				s->mthp[i].kb, (unsigned long long)
-				*(const __u64 *)((const char *)&s->mthp[i] + mthp[k].offset));
+		for (size_t i = 0; i < s->nr_mthp; i++) {
+			/* the size label of every other series: they join on it */
+			shmem_size_name(s->mthp[i].kb, size, sizeof(size));
+			fprintf(out, "%s{size=\"%s\"} %llu\n", mthp[k].name, size,
+				(unsigned long long)*(const __u64 *)
+				((const char *)&s->mthp[i] + mthp[k].offset));
+		}
 	}
 	header(out, "shmem_meminfo_bytes", "gauge",
 	       "Shmem fields of /proc/meminfo.");

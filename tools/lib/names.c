@@ -68,14 +68,17 @@ int shmem_sort_parse(const char *name, enum shmem_sort *sort)
 	return -1;
 }
 
-void shmem_order_size(unsigned int order, char *buf, size_t len)
+void shmem_size_name(unsigned long kb, char *buf, size_t len)
 {
-	unsigned long kb = 4UL << order;
-
-	if (kb >= 1024)
+	if (kb >= 1024 && !(kb % 1024))
 		snprintf(buf, len, "%luM", kb / 1024);
 	else
 		snprintf(buf, len, "%luK", kb);
+}
+
+void shmem_order_size(unsigned int order, char *buf, size_t len)
+{
+	shmem_size_name(4UL << order, buf, len);
 }
 
 void shmem_dev_name(__u32 dev, char *buf, size_t len)

@@ -52,10 +52,7 @@ int shmem_maps_from_object(struct bpf_object *obj, struct shmem_maps *maps);
 /* Pin the list's maps of @obj under @dir; @path: the one that failed */
 int shmem_maps_pin(struct bpf_object *obj, const char *dir, char *path,
 		   size_t len);
-/*
- * Is @name under @dir one of the list's maps (of its shape), or the drain
- * program of the maps there, as shmem_maps_pin() pins them?
- */
+/* Is @name under @dir one of the list's maps, of its shape? */
 bool shmem_map_pinned_here(const char *dir, const char *name);
 /* Element @key of a per-CPU array of __u64 counters, summed over CPUs */
 int shmem_percpu_sum(int fd, __u32 key, void *out, size_t size);
@@ -64,27 +61,13 @@ int shmem_map_for_each(int fd, size_t key_size, size_t value_size,
 		       int (*fn)(const void *key, const void *value, void *arg),
 		       void *arg);
 
-/*
- * File descriptors of the maps, whoever loaded them, and of the program
- * that moves the per-CPU row caches into the row maps (-1 if not found).
- */
+/* File descriptors of the maps, whoever loaded them */
 struct shmem_maps {
 	int fd[SHMEM_NR_MAPS];
 	__u32 max_entries[SHMEM_NR_MAPS];
-	int drain_fd;
-	bool own_drain_fd;	/* opened here: close it with the maps */
 	/* the most rows this reader has known dropped, per row map */
 	__u64 dropped[SHMEM_NR_ROW_KINDS];
 };
-
-/* The pin of the drain program beside the maps */
-#define SHMEM_DRAIN_PIN "prog_drain"
-
-/*
- * Run the drain program on every CPU, so that the row maps hold every
- * event counted so far.  -1 if there is none, or it failed.
- */
-int shmem_maps_drain(const struct shmem_maps *maps);
 
 /* The row map of @kind */
 #define SHMEM_ROW_MAP(kind) (SHMEM_MAP_FILES + (kind))
@@ -96,6 +79,8 @@ struct shmem_row_entry {
 	/* the row's name as valid UTF-8, control characters escaped */
 	char name[SHMEM_NAME_LEN * 4];
 	struct shmem_row row;
+	/* the row's folios partial now (shmem_partial_now()), not a delta */
+	__u64 partial_now;
 };
 
 /* The kernel's own per-size counters, from sysfs (any kernel with mTHP). */
@@ -128,7 +113,20 @@ struct shmem_snapshot {
 	bool mthp_since_boot;
 	struct shmem_meminfo meminfo[SHMEM_MAX_MEMINFO];	/* gauges */
 	size_t nr_meminfo;
+	/* large folios partial now, over every row (a gauge, not a delta) */
+	__u64 partial_now;
 };
+
+/*
+ * Large folios partly uptodate now: those that became partial less those
+ * that became full since the maps were loaded; never negative, since a
+ * folio partial before then may become full while traced.  Folios freed
+ * while partial still count.
+ */
+static inline __u64 shmem_partial_now(__u64 became_partial, __u64 became_full)
+{
+	return became_partial > became_full ? became_partial - became_full : 0;
+}
 
 /* names of enum values, for tables, JSON and metrics */
 const char *shmem_path_name(unsigned int path);
@@ -139,8 +137,9 @@ const char *shmem_hist_name(unsigned int hist);
 const char *shmem_row_kind_name(enum shmem_row_kind kind);
 /* metric label of signal bit @i: "splits", "alloc_latency" */
 const char *shmem_signal_name(unsigned int i);
-/* "4K", "64K", "2M" */
+/* "4K", "64K", "2M": the size of a folio of @order, or of @kb */
 void shmem_order_size(unsigned int order, char *buf, size_t len);
+void shmem_size_name(unsigned long kb, char *buf, size_t len);
 /* "0:45": the kernel's dev_t encoding */
 void shmem_dev_name(__u32 dev, char *buf, size_t len);
 /*
@@ -216,9 +215,15 @@ int shmem_sort_parse(const char *name, enum shmem_sort *sort);
 void shmem_rows_sort(struct shmem_snapshot *s, enum shmem_row_kind kind,
 		     enum shmem_sort sort);
 
-/* One JSON object for an interval's snapshot (delta) of @secs seconds. */
+/*
+ * One JSON object for an interval's snapshot (delta) of @secs seconds,
+ * with the @max_rows busiest rows of each kind (0: no rows listed)
+ */
 json_object *shmem_snapshot_json(const struct shmem_snapshot *s, double secs,
 				 size_t max_rows);
+/* It on one line of stdout, with the time (Unix seconds) */
+void shmem_print_json(const struct shmem_snapshot *s, double secs,
+		      size_t max_rows);
 
 /* Mount points by device, for metric labels (mounts.c) */
 struct shmem_mount {
@@ -361,7 +366,10 @@ char **shmem_split_command(int *argc, char **argv);
  * -1 with a one-line error if it cannot.
  */
 pid_t shmem_command_start(char **cmd, const char *prog);
-/* 1 with a one-line message if the command's wait @status is a failure */
+/*
+ * The command's exit status (128 + the signal that killed it), as perf
+ * and time give it, with a one-line message when not 0
+ */
 int shmem_command_failed(int status, const char *cmd, const char *prog);
 /*
  * Wait until @secs pass, the command exits, or a signal (or, with @fd >= 0,

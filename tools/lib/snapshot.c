@@ -177,6 +177,11 @@ static int add_row(const void *key, const void *value, void *arg)
 		e->dev = e->id;
 	}
 	e->row = *(const struct shmem_row *)value;
+	/* the root cgroup's kernfs node has an empty name */
+	if (ra->kind == SHMEM_ROWS_CGROUPS && !e->row.name[0])
+		strcpy(e->row.name, "/");
+	e->partial_now = shmem_partial_now(e->row.became_partial,
+					   e->row.became_full);
 	/* a name without its NUL may have been cut (bpf name_read()) */
 	shmem_clean_name(e->row.name, SHMEM_NAME_LEN,
 			 strnlen(e->row.name, SHMEM_NAME_LEN) == SHMEM_NAME_LEN,
@@ -192,13 +197,6 @@ int shmem_snapshot_read(struct shmem_maps *maps, const char *mthp_dir,
 	s->time = shmem_now();
 	if (shmem_info_read(maps, &s->info))
 		goto fail;
-	/*
-	 * Every count the CPUs' row caches hold, into the rows first (a
-	 * reader without the program, and so without the rights, sees the
-	 * rows without what the caches hold)
-	 */
-	if (s->info.rows)
-		shmem_maps_drain(maps);
 	/*
 	 * The totals before the rows: a row counted as inserted by then is
 	 * in the rows read below unless it was dropped, so inserted minus
@@ -231,6 +229,8 @@ int shmem_snapshot_read(struct shmem_maps *maps, const char *mthp_dir,
 		if (shmem_percpu_sum(maps->fd[SHMEM_MAP_HISTS], h, &s->hists[h],
 				     sizeof(s->hists[h])))
 			goto fail;
+	s->partial_now = shmem_partial_now(s->totals.blocks.became_partial,
+					   s->totals.blocks.became_full);
 	shmem_mthp_read(mthp_dir, s);
 	shmem_meminfo_read("/proc/meminfo", s);
 	return 0;
@@ -402,8 +402,10 @@ double shmem_row_latency(const struct shmem_row *row)
 	return row->alloc_calls ? (double)row->alloc_ns / row->alloc_calls : 0;
 }
 
-static __u64 row_sort_value(const struct shmem_row *row, enum shmem_sort sort)
+static __u64 row_sort_value(const struct shmem_row_entry *e, enum shmem_sort sort)
 {
+	const struct shmem_row *row = &e->row;
+
 	switch (sort) {
 	case SHMEM_SORT_LARGE:
 		return shmem_row_large(row);
@@ -412,7 +414,7 @@ static __u64 row_sort_value(const struct shmem_row *row, enum shmem_sort sort)
 	case SHMEM_SORT_SPLITS:
 		return row->splits;
 	case SHMEM_SORT_PARTIAL:
-		return row->partial;
+		return e->partial_now;
 	case SHMEM_SORT_LATENCY:
 		return shmem_row_latency(row);
 	case SHMEM_SORT_RAMP:
@@ -432,8 +434,8 @@ static int row_cmp(const void *a, const void *b)
 
 	if (sort_key == SHMEM_SORT_NAME)
 		return byname ? byname : key_cmp(x, y);
-	vx = row_sort_value(&x->row, sort_key);
-	vy = row_sort_value(&y->row, sort_key);
+	vx = row_sort_value(x, sort_key);
+	vy = row_sort_value(y, sort_key);
 	if (vx != vy)
 		return vx < vy ? 1 : -1;
 	/* ties: most allocations, then name, so the order is stable */
@@ -455,5 +457,5 @@ void shmem_rows_sort(struct shmem_snapshot *s, enum shmem_row_kind kind,
 bool shmem_row_active(const struct shmem_row *row)
 {
 	return shmem_row_allocs(row) || row->fallbacks || row->splits ||
-	       row->partial || row->zeroed;
+	       row->became_partial || row->became_full || row->zeroed;
 }

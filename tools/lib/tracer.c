@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <malloc.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,8 +148,6 @@ static const struct {
 	{ .prog = "falloc_enter", .when = CALLS | FALLBACK },
 	{ .prog = "falloc_exit", .when = CALLS | FALLBACK,
 	  .signals = SHMEM_SIG_LAT_FALLOC },
-	/* not attached: readers run it (shmem_maps_drain) */
-	{ .prog = "drain", .when = TRACEPOINTS | FALLBACK },
 };
 
 /* Does function @func of @vmlinux take @params (see progs[])? */
@@ -430,7 +429,6 @@ static int configure(struct shmem_bpf *skel, const struct btf *vmlinux,
 		     struct shmem_info *info, const char *prog_name)
 {
 	bool tracepoints = target_exists(vmlinux, skel->progs.alloc_folio);
-	bool alloc_timed = target_exists(vmlinux, skel->progs.alloc_time);
 	unsigned int timing = (opts->latency ? LATENCY : 0) |
 			      (opts->call_latency ? CALLS : 0);
 	unsigned int mode = (tracepoints ? TRACEPOINTS : FALLBACK) | timing |
@@ -465,7 +463,6 @@ static int configure(struct shmem_bpf *skel, const struct btf *vmlinux,
 	skel->rodata->ramp_args = bpf_program__autoload(skel->progs.alloc_folio);
 	skel->rodata->latency = opts->latency;
 	skel->rodata->call_latency = opts->call_latency;
-	skel->rodata->alloc_timed = alloc_timed;
 	skel->rodata->rows = opts->rows;
 	for (int k = 0; k < SHMEM_NR_ROW_KINDS; k++) {
 		struct bpf_map *map = bpf_object__find_map_by_name(skel->obj,
@@ -503,11 +500,25 @@ int shmem_tracer_start(struct shmem_tracer *t,
 		fprintf(stderr, "%s: need root, or CAP_BPF and CAP_PERFMON\n", prog);
 		return -1;
 	}
+	/* without this check the filter would count nothing, silently */
+	if (opts->pid && kill(opts->pid, 0) && errno == ESRCH) {
+		fprintf(stderr, "%s: no such process: %d\n", prog, opts->pid);
+		return -1;
+	}
 	if (opts->cgroup) {
+		struct statfs fs;
+
 		cgroup_fd = open(opts->cgroup, O_RDONLY | O_DIRECTORY);
 		if (cgroup_fd < 0) {
 			fprintf(stderr, "%s: cannot open cgroup %s: %s\n", prog,
 				opts->cgroup, strerror(errno));
+			return -1;
+		}
+		/* the kernel's answer to another directory is EBADF */
+		if (fstatfs(cgroup_fd, &fs) || fs.f_type != CGROUP2_SUPER_MAGIC) {
+			fprintf(stderr, "%s: %s is not a cgroup v2 directory\n", prog,
+				opts->cgroup);
+			close(cgroup_fd);
 			return -1;
 		}
 	}
@@ -588,8 +599,6 @@ static void remove_pins(struct shmem_tracer *t, const char *dir)
 		snprintf(path, sizeof(path), "%s/%s", dir, shmem_map_descs[i].name);
 		unlink(path);
 	}
-	snprintf(path, sizeof(path), "%s/" SHMEM_DRAIN_PIN, dir);
-	unlink(path);
 	for (int i = 0; i < s->prog_cnt; i++) {
 		snprintf(path, sizeof(path), "%s/" LINK_PREFIX "%s", dir,
 			 s->progs[i].name);
@@ -784,9 +793,6 @@ int shmem_source_begin(struct shmem_source *src, struct shmem_snapshot *base,
 	base->mthp_since_boot = mthp_since_boot || shmem_args.pinned;
 	if (!base->mthp_since_boot)
 		shmem_mthp_read(SHMEM_MTHP_DIR, base);
-	if (base->info.rows && src->maps->drain_fd < 0 && !quiet)
-		fprintf(stderr, "%s: no drain program with these maps: rows may miss each CPU's latest events\n",
-			prog);
 	shmem_missing_signals(&base->info, missing, sizeof(missing));
 	if (*missing && !quiet)
 		fprintf(stderr, "%s: %s mode, missing on this kernel: %s\n", prog,
