@@ -198,7 +198,7 @@ $(BIN):
 UNIT_SRCS := tests/unit/test_lib.c tests/kernel/lib.c tools/lib/snapshot.c tools/lib/cli.c tools/lib/metrics.c \
 	tools/lib/maps.c tools/lib/names.c tools/lib/json.c tools/lib/hist.c tools/lib/mounts.c
 $(BIN)/shmem_unit_test: $(UNIT_SRCS) tools/lib/shmem_tools.h | $(BIN)
-	$(CC) $(TOOL_CFLAGS) -Itests/kernel -o $@ $(UNIT_SRCS) $(TOOL_LIBS)
+	$(CC) $(TOOL_CFLAGS) -DSHMEM_COUNT_COMPARISONS -Itests/kernel -o $@ $(UNIT_SRCS) $(TOOL_LIBS)
 
 # the tests' workload programs, one source file each
 $(BIN)/%: tests/helpers/%.c | $(BIN)

@@ -105,11 +105,14 @@ static void test_khugepaged_partial(const char *huge)
 	if (area == MAP_FAILED ||
 	    mmap(p, 2 * PMD, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED)
 		die("mmap");
-	/* Two full passes: one that starts after the mapping existed */
+	/*
+	 * Two full passes: one that starts after the mapping existed.  Polled
+	 * every 10 ms; 30,000 polls (5 minutes) is a hang guard, not a bound.
+	 */
 	scans = file_long(KHUGEPAGED "full_scans");
-	for (waited = 0; file_long(KHUGEPAGED "full_scans") < scans + 2 && waited < 6000; waited++)
+	for (waited = 0; file_long(KHUGEPAGED "full_scans") < scans + 2 && waited < 30000; waited++)
 		nanosleep(&tick, NULL);
-	scanned = check(waited < 6000, "khugepaged made two full scans with the file mapped");
+	scanned = check(waited < 30000, "khugepaged made two full scans with the file mapped");
 	if (scanned)
 		check(seek(fd, PMD, SEEK_HOLE) == PMD + PAGE,
 		      "the second folio, 1 byte written, still has holes after them (SEEK_HOLE %lld)",

@@ -106,15 +106,15 @@ def our_programs(loaded=False, section=""):
     with @loaded, those still loaded.
 
     The kernel frees a detached tracing program asynchronously (deferred
-    work, then an RCU grace period), so @loaded waits up to 20 s for them
-    to go and returns what is left then."""
+    work, then an RCU grace period), so @loaded waits for them to go
+    (120 s at most: a hang guard) and returns what is left then."""
     with open(TOP + "/bpf/shmem.bpf.c") as f:
         names = [name for sec, name in re.findall(
             r'^SEC\("([^"]+)"\)\nint BPF_PROG\((\w+)', f.read(), re.M)
             if sec.startswith(section)]
     if not loaded:
         return names
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 120
     while True:
         res = run(["bpftool", "-j", "prog", "show"], check=True)
         left = [p["name"] for p in json.loads(res.stdout)

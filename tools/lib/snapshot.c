@@ -271,10 +271,18 @@ static bool u64s_below(const __u64 *now, const __u64 *prev, size_t n)
 #define ROW_COUNTERS ((sizeof(struct shmem_row) - \
 		       offsetof(struct shmem_row, allocs)) / sizeof(__u64))
 
+#ifdef SHMEM_COUNT_COMPARISONS
+/* the unit tests measure subtraction's work in key comparisons */
+unsigned long shmem_key_comparisons;
+#endif
+
 static int key_cmp(const void *a, const void *b)
 {
 	const struct shmem_row_entry *x = a, *y = b;
 
+#ifdef SHMEM_COUNT_COMPARISONS
+	shmem_key_comparisons++;
+#endif
 	if (x->id != y->id)
 		return x->id < y->id ? -1 : 1;
 	if (x->dev != y->dev)
