@@ -15,10 +15,13 @@
 #include <time.h>
 #include <unistd.h>
 #include <wchar.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include "shmem_tools.h"
 
 #define PROG "shmemtop"
+#define OPT_MOUNT 0x200
 
 static struct {
 	double interval;
@@ -28,6 +31,8 @@ static struct {
 	enum shmem_row_kind view;
 	bool batch, json;
 	bool interval_given;
+	const char *mount;	/* --mount: its rows only */
+	__u32 mount_dev;
 } env = {
 	.interval = 1,
 	.max_rows = 20,
@@ -58,6 +63,8 @@ static const struct argp_option options[] = {
 	  "Sort by allocs, large, fallbacks, splits, partial, latency, ramp or name", 0 },
 	{ "view", 'k', "VIEW", 0,
 	  "Rows per files, procs, cgroups or fses (file systems: pinned maps)", 0 },
+	{ "mount", OPT_MOUNT, "PATH", 0,
+	  "File and file-system rows of the tmpfs mounted at PATH only", 0 },
 	{ "help", 'h', NULL, 0, "Show this help", -1 },
 	{},
 };
@@ -101,6 +108,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (v == SHMEM_NR_ROW_KINDS)
 			return shmem_arg_error(state, "invalid view: %s", arg);
 		env.view = v;
+		break;
+	case OPT_MOUNT:
+		env.mount = arg;
 		break;
 	default:
 		return shmem_parse_common(key, state);
@@ -233,6 +243,17 @@ static void format_header(char *buf, size_t len, const struct layout *l)
 	}
 }
 
+static struct shmem_mounts mounts;
+
+/* "MAJOR:MINOR", or "shm" for the kernel's internal shm mount */
+static void dev_name(__u32 dev, char *buf, size_t len)
+{
+	if (mounts.internal_dev && dev == mounts.internal_dev)
+		snprintf(buf, len, "shm");
+	else
+		shmem_dev_name(dev, buf, len);
+}
+
 /* " N" in @width, or "-" where this kernel cannot observe it: not a 0 */
 static size_t count_cell(char *buf, size_t len, int width, __u64 v,
 			 bool observed)
@@ -253,11 +274,11 @@ static size_t format_cell(char *buf, size_t len, int c,
 	switch (c) {
 	case COL_ID:
 		if (env.view == SHMEM_ROWS_FILES) {
-			shmem_dev_name(e->dev, id, sizeof(id));
+			dev_name(e->dev, id, sizeof(id));
 			snprintf(id + strlen(id), sizeof(id) - strlen(id), ":%llu",
 				 (unsigned long long)e->id);
 		} else if (env.view == SHMEM_ROWS_FSES) {
-			shmem_dev_name(e->dev, id, sizeof(id));
+			dev_name(e->dev, id, sizeof(id));
 		} else {
 			snprintf(id, sizeof(id), "%llu", (unsigned long long)e->id);
 		}
@@ -452,6 +473,64 @@ static void draw(const struct shmem_snapshot *d, const char *missing)
 	refresh();
 }
 
+/*
+ * The mounts as they are now, for @d's rows: file systems named by their
+ * mount point (the internal shm mount as such, not "tmpfs"); with
+ * --mount, only the file and file-system rows on it
+ */
+static void mount_rows(struct shmem_snapshot *d)
+{
+	static const enum shmem_row_kind kinds[] = {
+		SHMEM_ROWS_FILES, SHMEM_ROWS_FSES,
+	};
+
+	shmem_mounts_free(&mounts);
+	shmem_mounts_read("/proc/self/mountinfo", &mounts);
+	d->mounts = &mounts;
+	for (size_t i = 0; i < d->nr_rows[SHMEM_ROWS_FSES]; i++) {
+		struct shmem_row_entry *e = &d->rows[SHMEM_ROWS_FSES][i];
+		const char *name = shmem_mount_name(&mounts, e->dev);
+
+		if (*name)
+			snprintf(e->name, sizeof(e->name), "%s", name);
+	}
+	if (!env.mount)
+		return;
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		struct shmem_row_entry *rows = d->rows[kinds[k]];
+		size_t kept = 0;
+
+		for (size_t i = 0; i < d->nr_rows[kinds[k]]; i++)
+			if (rows[i].dev == env.mount_dev)
+				rows[kept++] = rows[i];
+		d->nr_rows[kinds[k]] = kept;
+	}
+}
+
+/* --mount PATH: the device of the tmpfs there, or a usage error */
+static int mount_dev(const char *path, __u32 *dev)
+{
+	const struct shmem_mount *m;
+	struct shmem_mounts all;
+	struct stat st;
+	int err = 0;
+
+	if (stat(path, &st)) {
+		fprintf(stderr, PROG ": invalid mount: %s: %m\n", path);
+		return EX_USAGE;
+	}
+	*dev = major(st.st_dev) << 20 | minor(st.st_dev);
+	shmem_mounts_read("/proc/self/mountinfo", &all);
+	m = shmem_mount_find(&all, *dev);
+	if (!m || strcmp(m->fstype, "tmpfs")) {
+		fprintf(stderr, PROG ": invalid mount: %s is not on a tmpfs mount\n",
+			path);
+		err = EX_USAGE;
+	}
+	shmem_mounts_free(&all);
+	return err;
+}
+
 /* A key press: true to quit.  @rows: the row maps there are. */
 static bool handle_key(int ch, __u32 rows)
 {
@@ -489,6 +568,8 @@ int main(int argc, char **argv)
 	cmd = shmem_split_command(&argc, argv);
 	if (shmem_parse_args(&argp, argc, argv))
 		return EX_USAGE;
+	if (env.mount && (err = mount_dev(env.mount, &env.mount_dev)))
+		return err;
 	live_view = !env.batch && !env.json;
 	/* a command's report, once, unless asked for intervals */
 	once = cmd && !live_view && !env.interval_given;
@@ -577,6 +658,7 @@ int main(int argc, char **argv)
 			err = 1;
 			break;
 		}
+		mount_rows(&delta);
 		have_delta = true;
 		next += env.interval;
 		if (next < shmem_now())
@@ -602,6 +684,7 @@ int main(int argc, char **argv)
 	shmem_snapshot_free(&delta);
 	shmem_snapshot_free(&prev);
 	shmem_source_close(&src);
+	shmem_mounts_free(&mounts);
 	/* a command we stopped early did not fail */
 	if (!err && done)
 		err = shmem_command_failed(status, cmd[0], PROG);
