@@ -113,16 +113,22 @@ int shmem_mounts_read(const char *mountinfo, struct shmem_mounts *m)
 
 __u32 shmem_internal_dev(void)
 {
-	/* a memfd lives on the kernel's internal shm mount, as SysV shm does */
-	int fd = memfd_create("shmem-tools-probe", MFD_CLOEXEC);
+	/* the mount is the kernel's: its device never changes */
+	static __u32 dev;
+	static bool known;
 	struct stat st;
-	__u32 dev = 0;
+	int fd;
 
+	if (known)
+		return dev;
+	/* a memfd lives on the internal shm mount, as SysV shm does */
+	fd = memfd_create("shmem-tools-probe", MFD_CLOEXEC);
 	if (fd < 0)
 		return 0;
 	if (!fstat(fd, &st))
 		dev = major(st.st_dev) << 20 | minor(st.st_dev);
 	close(fd);
+	known = true;
 	return dev;
 }
 
