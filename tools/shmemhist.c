@@ -342,6 +342,29 @@ static void print_rows(const struct shmem_snapshot *d)
 			       d->capacity[k], (unsigned long long)d->dropped[k]);
 }
 
+/* Nothing counted in @d: no event, histogram entry, kernel counter or drop */
+static bool idle(const struct shmem_snapshot *d)
+{
+	static const struct shmem_totals none;
+
+	if (memcmp(&d->totals, &none, sizeof(none)) || d->partial_now)
+		return false;
+	for (int h = 0; h < SHMEM_NR_HISTS; h++)
+		if (shmem_hist_count(&d->hists[h]))
+			return false;
+	for (size_t i = 0; i < d->nr_mthp; i++) {
+		const struct shmem_mthp *m = &d->mthp[i];
+
+		if (m->alloc || m->fallback || m->fallback_charge || m->split ||
+		    m->split_failed)
+			return false;
+	}
+	for (int k = 0; k < SHMEM_NR_ROW_KINDS; k++)
+		if (d->dropped[k])
+			return false;
+	return true;
+}
+
 static void report(const struct shmem_snapshot *d)
 {
 	if (env.timestamp) {
@@ -350,6 +373,13 @@ static void report(const struct shmem_snapshot *d)
 
 		strftime(stamp, sizeof(stamp), "%H:%M:%S", localtime(&now));
 		printf("%s\n", stamp);
+	}
+	/* an idle interval: one line, not every section's "(no events)" */
+	if (idle(d)) {
+		printf("No shmem/tmpfs folio events: no allocations, fallbacks, "
+		       "splits, block changes or latencies.\n\n");
+		fflush(stdout);
+		return;
 	}
 	print_orders(d);
 	print_fallbacks(d);

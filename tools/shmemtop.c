@@ -15,10 +15,13 @@
 #include <time.h>
 #include <unistd.h>
 #include <wchar.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include "shmem_tools.h"
 
 #define PROG "shmemtop"
+#define OPT_MOUNT 0x200
 
 static struct {
 	double interval;
@@ -28,6 +31,8 @@ static struct {
 	enum shmem_row_kind view;
 	bool batch, json;
 	bool interval_given;
+	const char *mount;	/* --mount: its rows only */
+	__u32 mount_dev;
 } env = {
 	.interval = 1,
 	.max_rows = 20,
@@ -58,6 +63,8 @@ static const struct argp_option options[] = {
 	  "Sort by allocs, large, fallbacks, splits, partial, latency, ramp or name", 0 },
 	{ "view", 'k', "VIEW", 0,
 	  "Rows per files, procs, cgroups or fses (file systems: pinned maps)", 0 },
+	{ "mount", OPT_MOUNT, "PATH", 0,
+	  "File and file-system rows of the tmpfs mounted at PATH only", 0 },
 	{ "help", 'h', NULL, 0, "Show this help", -1 },
 	{},
 };
@@ -102,6 +109,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			return shmem_arg_error(state, "invalid view: %s", arg);
 		env.view = v;
 		break;
+	case OPT_MOUNT:
+		env.mount = arg;
+		break;
 	default:
 		return shmem_parse_common(key, state);
 	}
@@ -131,6 +141,74 @@ static const char *const id_titles[SHMEM_NR_ROW_KINDS] = {
 	"DEV:INO", "PID", "CGROUP-ID", "DEV",
 };
 
+/*
+ * The columns after NAME, in the order they show, with their width (the
+ * space before each included).  A narrow live view drops them in
+ * drop_order until the rest fit; the sort key's column stays.
+ */
+enum column {
+	COL_ID, COL_CLASS0,	/* COL_CLASS0 + c: the order classes */
+	COL_RAMP = COL_CLASS0 + NR_CLASSES, COL_FALLBK, COL_SPLIT,
+	COL_PART_NOW, COL_ZEROED, COL_ALLOC_US, NR_COLUMNS,
+};
+#define ALL_COLUMNS ((1U << NR_COLUMNS) - 1)
+#define NAME_WIDTH 16
+#define NAME_WIDTH_MAX 40
+
+static const struct {
+	const char *title;
+	int width;
+} columns[NR_COLUMNS] = {
+	[COL_ID] = { NULL, 15 },
+	[COL_CLASS0 ... COL_CLASS0 + NR_CLASSES - 1] = { NULL, 9 },
+	[COL_RAMP] = { "RAMP", 7 }, [COL_FALLBK] = { "FALLBK", 8 },
+	[COL_SPLIT] = { "SPLIT", 7 }, [COL_PART_NOW] = { "PART-NOW", 9 },
+	[COL_ZEROED] = { "ZEROED", 11 }, [COL_ALLOC_US] = { "ALLOC-us", 10 },
+};
+
+/* Lowest priority first: at 80 columns the first four go */
+static const enum column drop_order[NR_COLUMNS] = {
+	COL_ZEROED, COL_RAMP, COL_ID, COL_CLASS0 + 1, COL_CLASS0 + 2,
+	COL_SPLIT, COL_PART_NOW, COL_ALLOC_US, COL_CLASS0, COL_FALLBK,
+	COL_CLASS0 + 3,
+};
+
+static const int sort_columns[SHMEM_NR_SORTS] = {
+	[SHMEM_SORT_ALLOCS] = -1, [SHMEM_SORT_LARGE] = COL_CLASS0 + 3,
+	[SHMEM_SORT_FALLBACKS] = COL_FALLBK, [SHMEM_SORT_SPLITS] = COL_SPLIT,
+	[SHMEM_SORT_PARTIAL] = COL_PART_NOW, [SHMEM_SORT_LATENCY] = COL_ALLOC_US,
+	[SHMEM_SORT_RAMP] = COL_RAMP, [SHMEM_SORT_NAME] = -1,
+};
+
+struct layout {
+	unsigned int shown;	/* 1 << enum column */
+	int name_width;
+};
+
+/* The columns that fit in @width; NAME takes what is left, up to its maximum */
+static struct layout fit_columns(int width)
+{
+	struct layout l = { ALL_COLUMNS, NAME_WIDTH };
+	int used = NAME_WIDTH;
+
+	for (int c = 0; c < NR_COLUMNS; c++)
+		used += columns[c].width;
+	for (int i = 0; i < NR_COLUMNS && used > width; i++) {
+		enum column c = drop_order[i];
+
+		if ((int)c == sort_columns[env.sort])
+			continue;
+		l.shown &= ~(1U << c);
+		used -= columns[c].width;
+	}
+	if (used < width)
+		l.name_width += width - used < NAME_WIDTH_MAX - NAME_WIDTH ?
+				width - used : NAME_WIDTH_MAX - NAME_WIDTH;
+	return l;
+}
+
+static const struct layout full_layout = { ALL_COLUMNS, NAME_WIDTH };
+
 /* The first @chars characters of UTF-8 @s, padded to that width */
 static int utf8_column(char *buf, size_t len, const char *s, int chars)
 {
@@ -146,16 +224,34 @@ static int utf8_column(char *buf, size_t len, const char *s, int chars)
 	return snprintf(buf, len, "%.*s%*s", (int)n, s, chars - seen, "");
 }
 
-static void format_header(char *buf, size_t len)
+static void format_header(char *buf, size_t len, const struct layout *l)
 {
-	size_t used = snprintf(buf, len, "%-16s %-14s", "NAME",
-			       id_titles[env.view]);
+	size_t used = snprintf(buf, len, "%-*s", l->name_width, "NAME");
 
-	for (unsigned int c = 0; c < NR_CLASSES && used < len; c++)
-		used += snprintf(buf + used, len - used, " %8s", classes[c].title);
-	if (used < len)
-		snprintf(buf + used, len - used, " %6s %7s %6s %8s %10s %9s",
-			 "RAMP", "FALLBK", "SPLIT", "PART-NOW", "ZEROED", "ALLOC-us");
+	for (int c = 0; c < NR_COLUMNS && used < len; c++) {
+		const char *title = columns[c].title;
+
+		if (!(l->shown & (1U << c)))
+			continue;
+		if (c == COL_ID)
+			used += snprintf(buf + used, len - used, " %-14s",
+					 id_titles[env.view]);
+		else
+			used += snprintf(buf + used, len - used, " %*s",
+					 columns[c].width - 1,
+					 title ? title : classes[c - COL_CLASS0].title);
+	}
+}
+
+static struct shmem_mounts mounts;
+
+/* "MAJOR:MINOR", or "shm" for the kernel's internal shm mount */
+static void dev_name(__u32 dev, char *buf, size_t len)
+{
+	if (mounts.internal_dev && dev == mounts.internal_dev)
+		snprintf(buf, len, "shm");
+	else
+		shmem_dev_name(dev, buf, len);
 }
 
 /* " N" in @width, or "-" where this kernel cannot observe it: not a 0 */
@@ -167,51 +263,61 @@ static size_t count_cell(char *buf, size_t len, int width, __u64 v,
 	return snprintf(buf, len, " %*llu", width, (unsigned long long)v);
 }
 
-static void format_row(char *buf, size_t len, const struct shmem_row_entry *e,
-		       __u32 signals)
+/* Column @c of @e's row */
+static size_t format_cell(char *buf, size_t len, int c,
+			  const struct shmem_row_entry *e, __u32 signals)
 {
 	const struct shmem_row *row = &e->row;
+	int width = columns[c].width - 1;
 	char id[32];
-	size_t used;
 
-	if (env.view == SHMEM_ROWS_FILES) {
-		shmem_dev_name(e->dev, id, sizeof(id));
-		snprintf(id + strlen(id), sizeof(id) - strlen(id), ":%llu",
-			 (unsigned long long)e->id);
-	} else if (env.view == SHMEM_ROWS_FSES) {
-		shmem_dev_name(e->dev, id, sizeof(id));
-	} else {
-		snprintf(id, sizeof(id), "%llu", (unsigned long long)e->id);
+	switch (c) {
+	case COL_ID:
+		if (env.view == SHMEM_ROWS_FILES) {
+			dev_name(e->dev, id, sizeof(id));
+			snprintf(id + strlen(id), sizeof(id) - strlen(id), ":%llu",
+				 (unsigned long long)e->id);
+		} else if (env.view == SHMEM_ROWS_FSES) {
+			dev_name(e->dev, id, sizeof(id));
+		} else {
+			snprintf(id, sizeof(id), "%llu", (unsigned long long)e->id);
+		}
+		return snprintf(buf, len, " %-14s", id);
+	case COL_RAMP:
+		/* of the allocations, the folios whose order the append ramp chose */
+		return count_cell(buf, len, width, shmem_row_ramped(row),
+				  signals & SHMEM_SIG_RAMP);
+	case COL_FALLBK:
+		return count_cell(buf, len, width, row->fallbacks, true);
+	case COL_SPLIT:
+		return count_cell(buf, len, width, row->splits,
+				  signals & SHMEM_SIG_SPLITS);
+	case COL_PART_NOW:
+		return count_cell(buf, len, width, e->partial_now,
+				  signals & SHMEM_SIG_BLOCKS);
+	case COL_ZEROED:
+		return count_cell(buf, len, width, row->zeroed,
+				  signals & SHMEM_SIG_ZERO);
+	case COL_ALLOC_US:
+		/* "-": not traced, or no allocation of the row's timed */
+		if ((signals & SHMEM_SIG_LAT_ALLOC) && row->alloc_calls)
+			return snprintf(buf, len, " %*.1f", width,
+					shmem_row_latency(row) / 1e3);
+		return snprintf(buf, len, " %*s", width, "-");
+	default:
+		return count_cell(buf, len, width, class_allocs(row, c - COL_CLASS0),
+				  true);
 	}
-	used = utf8_column(buf, len, e->name, 16);
-	used += snprintf(buf + used, len - used, " %-14s", id);
-	for (unsigned int c = 0; c < NR_CLASSES && used < len; c++)
-		used += snprintf(buf + used, len - used, " %8llu",
-				 (unsigned long long)class_allocs(row, c));
-	/* of those, the folios whose order the append ramp chose */
-	if (used < len)
-		used += count_cell(buf + used, len - used, 6, shmem_row_ramped(row),
-				   signals & SHMEM_SIG_RAMP);
-	if (used < len)
-		used += snprintf(buf + used, len - used, " %7llu",
-				 (unsigned long long)row->fallbacks);
-	if (used < len)
-		used += count_cell(buf + used, len - used, 6, row->splits,
-				   signals & SHMEM_SIG_SPLITS);
-	if (used < len)
-		used += count_cell(buf + used, len - used, 8, e->partial_now,
-				   signals & SHMEM_SIG_BLOCKS);
-	if (used < len)
-		used += count_cell(buf + used, len - used, 10, row->zeroed,
-				   signals & SHMEM_SIG_ZERO);
-	/* "-": not traced, or no allocation of the row's timed */
-	if (used >= len)
-		return;
-	if ((signals & SHMEM_SIG_LAT_ALLOC) && row->alloc_calls)
-		snprintf(buf + used, len - used, " %9.1f",
-			 shmem_row_latency(row) / 1e3);
-	else
-		snprintf(buf + used, len - used, " %9s", "-");
+}
+
+static void format_row(char *buf, size_t len, const struct shmem_row_entry *e,
+		       __u32 signals, const struct layout *l)
+{
+	size_t used = utf8_column(buf, len, e->name, l->name_width);
+
+	for (int c = 0; c < NR_COLUMNS && used < len; c++)
+		if (l->shown & (1U << c))
+			used += format_cell(buf + used, len - used, c, e, signals);
 }
 
 static void format_summary(char *buf, size_t len, const struct shmem_snapshot *d)
@@ -294,13 +400,13 @@ static void print_text(const struct shmem_snapshot *d)
 	format_dropped(line, sizeof(line), d);
 	if (*line)
 		printf("%s\n", line);
-	format_header(line, sizeof(line));
+	format_header(line, sizeof(line), &full_layout);
 	printf("%s\n", line);
 	for (size_t i = 0; i < d->nr_rows[env.view] && shown < env.max_rows; i++) {
 		if (!shmem_row_active(&d->rows[env.view][i].row))
 			continue;
 		format_row(line, sizeof(line), &d->rows[env.view][i],
-			   d->info.signals);
+			   d->info.signals, &full_layout);
 		printf("%s\n", line);
 		shown++;
 	}
@@ -332,21 +438,27 @@ static void draw_line(int y, const char *line)
 
 static void draw(const struct shmem_snapshot *d, const char *missing)
 {
-	char line[256];
+	struct layout l = fit_columns(COLS);
+	char line[640];
 	int y = 0, rows = LINES - 5;
 
 	erase();
-	mvprintw(y++, 0, "shmemtop - %s, sorted by %s, every %gs  (v: view, s: sort, q: quit)",
+	/* every line cut at the screen's width: none wraps */
+	snprintf(line, sizeof(line),
+		 "shmemtop - %s, sorted by %s, every %gs  (v: view, s: sort, q: quit)",
 		 shmem_row_kind_name(env.view), shmem_sort_name(env.sort),
 		 env.interval);
-	if (*missing)
-		mvprintw(y, 0, "missing on this kernel: %.*s", COLS - 24, missing);
+	draw_line(y++, line);
+	if (*missing) {
+		snprintf(line, sizeof(line), "missing on this kernel: %s", missing);
+		draw_line(y, line);
+	}
 	y++;
 	format_summary(line, sizeof(line), d);
-	mvprintw(y++, 0, "%.*s", COLS, line);
+	draw_line(y++, line);
 	format_dropped(line, sizeof(line), d);
-	mvprintw(y++, 0, "%.*s", COLS, line);
-	format_header(line, sizeof(line));
+	draw_line(y++, line);
+	format_header(line, sizeof(line), &l);
 	attron(A_REVERSE);
 	mvprintw(y++, 0, "%-*.*s", COLS, COLS, line);
 	attroff(A_REVERSE);
@@ -354,11 +466,69 @@ static void draw(const struct shmem_snapshot *d, const char *missing)
 		if (!shmem_row_active(&d->rows[env.view][i].row))
 			continue;
 		format_row(line, sizeof(line), &d->rows[env.view][i],
-			   d->info.signals);
+			   d->info.signals, &l);
 		draw_line(y++, line);
 		rows--;
 	}
 	refresh();
+}
+
+/*
+ * The mounts as they are now, for @d's rows: file systems named by their
+ * mount point (the internal shm mount as such, not "tmpfs"); with
+ * --mount, only the file and file-system rows on it
+ */
+static void mount_rows(struct shmem_snapshot *d)
+{
+	static const enum shmem_row_kind kinds[] = {
+		SHMEM_ROWS_FILES, SHMEM_ROWS_FSES,
+	};
+
+	shmem_mounts_free(&mounts);
+	shmem_mounts_read("/proc/self/mountinfo", &mounts);
+	d->mounts = &mounts;
+	for (size_t i = 0; i < d->nr_rows[SHMEM_ROWS_FSES]; i++) {
+		struct shmem_row_entry *e = &d->rows[SHMEM_ROWS_FSES][i];
+		const char *name = shmem_mount_name(&mounts, e->dev);
+
+		if (*name)
+			snprintf(e->name, sizeof(e->name), "%s", name);
+	}
+	if (!env.mount)
+		return;
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		struct shmem_row_entry *rows = d->rows[kinds[k]];
+		size_t kept = 0;
+
+		for (size_t i = 0; i < d->nr_rows[kinds[k]]; i++)
+			if (rows[i].dev == env.mount_dev)
+				rows[kept++] = rows[i];
+		d->nr_rows[kinds[k]] = kept;
+	}
+}
+
+/* --mount PATH: the device of the tmpfs there, or a usage error */
+static int mount_dev(const char *path, __u32 *dev)
+{
+	const struct shmem_mount *m;
+	struct shmem_mounts all;
+	struct stat st;
+	int err = 0;
+
+	if (stat(path, &st)) {
+		fprintf(stderr, PROG ": invalid mount: %s: %m\n", path);
+		return EX_USAGE;
+	}
+	*dev = major(st.st_dev) << 20 | minor(st.st_dev);
+	shmem_mounts_read("/proc/self/mountinfo", &all);
+	m = shmem_mount_find(&all, *dev);
+	if (!m || strcmp(m->fstype, "tmpfs")) {
+		fprintf(stderr, PROG ": invalid mount: %s is not on a tmpfs mount\n",
+			path);
+		err = EX_USAGE;
+	}
+	shmem_mounts_free(&all);
+	return err;
 }
 
 /* A key press: true to quit.  @rows: the row maps there are. */
@@ -398,6 +568,8 @@ int main(int argc, char **argv)
 	cmd = shmem_split_command(&argc, argv);
 	if (shmem_parse_args(&argp, argc, argv))
 		return EX_USAGE;
+	if (env.mount && (err = mount_dev(env.mount, &env.mount_dev)))
+		return err;
 	live_view = !env.batch && !env.json;
 	/* a command's report, once, unless asked for intervals */
 	once = cmd && !live_view && !env.interval_given;
@@ -486,6 +658,7 @@ int main(int argc, char **argv)
 			err = 1;
 			break;
 		}
+		mount_rows(&delta);
 		have_delta = true;
 		next += env.interval;
 		if (next < shmem_now())
@@ -511,6 +684,7 @@ int main(int argc, char **argv)
 	shmem_snapshot_free(&delta);
 	shmem_snapshot_free(&prev);
 	shmem_source_close(&src);
+	shmem_mounts_free(&mounts);
 	/* a command we stopped early did not fail */
 	if (!err && done)
 		err = shmem_command_failed(status, cmd[0], PROG);

@@ -614,6 +614,16 @@ static void test_mounts(void)
 	}
 	check(all && !strcmp(shmem_mount_of(&mounts, 99), ""),
 	      "more than 256 mounts, each found; an unknown device has none");
+	check(!strcmp(shmem_mount_find(&mounts, 30)->fstype, "tmpfs")
+	      && !strcmp(shmem_mount_find(&mounts, 30)->options, "rw")
+	      && !strcmp(shmem_mount_find(&mounts, 8 << 20 | 1)->fstype, "ext4"),
+	      "each device's file system type and super block options");
+	mounts.internal_dev = 99;
+	check(!strcmp(shmem_mount_name(&mounts, 99), SHMEM_INTERNAL_MOUNT)
+	      && !strcmp(shmem_mount_name(&mounts, 30), "/mnt/with space")
+	      && !strcmp(shmem_mount_of(&mounts, 99), ""),
+	      "the internal shm mount is named as such (%s)",
+	      shmem_mount_name(&mounts, 99));
 	unlink(mountinfo);
 	shmem_mounts_free(&mounts);
 }

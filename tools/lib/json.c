@@ -19,8 +19,28 @@ static json_object *orders_json(const __u64 *allocs)
 	return o;
 }
 
+/*
+ * The mount of a file or file system row: its mount point, or the
+ * internal shm mount named as such; null where mountinfo has neither.
+ * mount_options where mountinfo has them.
+ */
+static void mount_json(json_object *o, const struct shmem_mounts *m, __u32 dev)
+{
+	const struct shmem_mount *found = shmem_mount_find(m, dev);
+	const char *name = shmem_mount_name(m, dev);
+
+	if (!m)
+		return;
+	json_object_object_add(o, "mount",
+			       *name ? json_object_new_string(name) : NULL);
+	if (found && *found->options)
+		json_object_object_add(o, "mount_options",
+				       json_object_new_string(found->options));
+}
+
 static json_object *row_json(enum shmem_row_kind kind,
-			     const struct shmem_row_entry *e, __u32 signals)
+			     const struct shmem_row_entry *e, __u32 signals,
+			     const struct shmem_mounts *mounts)
 {
 	json_object *o = json_object_new_object();
 	char dev[24];
@@ -30,6 +50,7 @@ static json_object *row_json(enum shmem_row_kind kind,
 		shmem_dev_name(e->dev, dev, sizeof(dev));
 		json_object_object_add(o, "dev", json_object_new_string(dev));
 		json_object_object_add(o, "ino", json_object_new_uint64(e->id));
+		mount_json(o, mounts, e->dev);
 		break;
 	case SHMEM_ROWS_PROCS:
 		json_object_object_add(o, "pid", json_object_new_uint64(e->id));
@@ -44,6 +65,7 @@ static json_object *row_json(enum shmem_row_kind kind,
 	default:
 		shmem_dev_name(e->dev, dev, sizeof(dev));
 		json_object_object_add(o, "dev", json_object_new_string(dev));
+		mount_json(o, mounts, e->dev);
 	}
 	json_object_object_add(o, "name", json_object_new_string(e->name));
 	json_object_object_add(o, "allocs", orders_json(e->row.allocs));
@@ -204,7 +226,8 @@ json_object *shmem_snapshot_json(const struct shmem_snapshot *s, double secs,
 			if (!shmem_row_active(&s->rows[k][i].row))
 				continue;
 			json_object_array_add(rows, row_json(k, &s->rows[k][i],
-							     s->info.signals));
+							     s->info.signals,
+							     s->mounts));
 			shown++;
 		}
 		json_object_object_add(root, shmem_row_kind_name(k), rows);

@@ -72,7 +72,7 @@ static void fs_labels(FILE *out, const struct shmem_mounts *mounts, __u32 dev)
 
 	shmem_dev_name(dev, name, sizeof(name));
 	fprintf(out, "device=\"%s\",mountpoint=\"", name);
-	label_value(out, shmem_mount_of(mounts, dev));
+	label_value(out, shmem_mount_name(mounts, dev));
 	fputc('"', out);
 }
 

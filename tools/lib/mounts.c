@@ -1,8 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Mount points by device, from /proc/self/mountinfo, for metric labels. */
+/*
+ * Mount points, file system types and options by device, from
+ * /proc/self/mountinfo, and the kernel's internal shm mount.
+ */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include "shmem_tools.h"
 
 /* mountinfo writes space, tab, newline and backslash as \ooo */
@@ -52,10 +59,15 @@ int shmem_mounts_read(const char *mountinfo, struct shmem_mounts *m)
 		char *path, *clean;
 		int at;
 
-		/* id parent major:minor root mountpoint ... */
+		char *fields = NULL, fstype[32] = "", options[256] = "";
+
+		/* id parent major:minor root mountpoint ... - fstype source options */
 		if (sscanf(line, "%*u %*u %u:%u %*s %n", &major, &minor, &at) != 2)
 			continue;
 		path = line + at;
+		fields = strstr(path, " - ");
+		if (fields)
+			sscanf(fields, " - %31s %*s %255s", fstype, options);
 		path[strcspn(path, " \n")] = '\0';
 		unescape(path);
 		clean = malloc(4 * strlen(path) + 1);
@@ -78,6 +90,8 @@ int shmem_mounts_read(const char *mountinfo, struct shmem_mounts *m)
 		shmem_clean_name(path, strlen(path), false, clean);
 		all[nr].m.dev = major << 20 | minor;
 		all[nr].m.path = clean;
+		snprintf(all[nr].m.fstype, sizeof(all[nr].m.fstype), "%s", fstype);
+		snprintf(all[nr].m.options, sizeof(all[nr].m.options), "%s", options);
 		all[nr].line = nr;
 		nr++;
 	}
@@ -93,7 +107,29 @@ int shmem_mounts_read(const char *mountinfo, struct shmem_mounts *m)
 			free(all[i].m.path);
 	}
 	free(all);
+	m->internal_dev = shmem_internal_dev();
 	return m->mounts && !err ? 0 : -1;
+}
+
+__u32 shmem_internal_dev(void)
+{
+	/* the mount is the kernel's: its device never changes */
+	static __u32 dev;
+	static bool known;
+	struct stat st;
+	int fd;
+
+	if (known)
+		return dev;
+	/* a memfd lives on the internal shm mount, as SysV shm does */
+	fd = memfd_create("shmem-tools-probe", MFD_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (!fstat(fd, &st))
+		dev = major(st.st_dev) << 20 | minor(st.st_dev);
+	close(fd);
+	known = true;
+	return dev;
 }
 
 static int dev_cmp(const void *key, const void *elem)
@@ -104,12 +140,25 @@ static int dev_cmp(const void *key, const void *elem)
 	return (dev > m->dev) - (dev < m->dev);
 }
 
+const struct shmem_mount *shmem_mount_find(const struct shmem_mounts *m,
+					   __u32 dev)
+{
+	return m && m->nr ?
+		bsearch(&dev, m->mounts, m->nr, sizeof(*m->mounts), dev_cmp) : NULL;
+}
+
 const char *shmem_mount_of(const struct shmem_mounts *m, __u32 dev)
 {
-	const struct shmem_mount *found = m->nr ?
-		bsearch(&dev, m->mounts, m->nr, sizeof(*m->mounts), dev_cmp) : NULL;
+	const struct shmem_mount *found = shmem_mount_find(m, dev);
 
 	return found ? found->path : "";
+}
+
+const char *shmem_mount_name(const struct shmem_mounts *m, __u32 dev)
+{
+	if (m && m->internal_dev && dev == m->internal_dev)
+		return SHMEM_INTERNAL_MOUNT;
+	return shmem_mount_of(m, dev);
 }
 
 void shmem_mounts_free(struct shmem_mounts *m)

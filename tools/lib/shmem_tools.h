@@ -115,6 +115,8 @@ struct shmem_snapshot {
 	size_t nr_meminfo;
 	/* large folios partial now, over every row (a gauge, not a delta) */
 	__u64 partial_now;
+	/* for the JSON's file and file-system rows: their mounts, or NULL */
+	const struct shmem_mounts *mounts;
 };
 
 /*
@@ -225,21 +227,35 @@ json_object *shmem_snapshot_json(const struct shmem_snapshot *s, double secs,
 void shmem_print_json(const struct shmem_snapshot *s, double secs,
 		      size_t max_rows);
 
-/* Mount points by device, for metric labels (mounts.c) */
+/* Mount points by device, for metric labels and rows (mounts.c) */
 struct shmem_mount {
 	__u32 dev;		/* kernel dev_t encoding */
 	char *path;		/* unescaped, then made valid UTF-8 */
+	char fstype[32];
+	char options[256];	/* the super block's: size=, huge=, ... */
 };
 
 struct shmem_mounts {
 	struct shmem_mount *mounts;	/* sorted by dev */
 	size_t nr;
+	/* the kernel's internal shm mount (SysV shm, memfd); 0: unknown */
+	__u32 internal_dev;
 };
+
+/* What rows on the internal shm mount name as their mount */
+#define SHMEM_INTERNAL_MOUNT "internal shm (SysV shm, memfd)"
 
 /* Every mount of @mountinfo; a device is named by its first mount. */
 int shmem_mounts_read(const char *mountinfo, struct shmem_mounts *m);
 /* The mount point of @dev, or "" */
 const char *shmem_mount_of(const struct shmem_mounts *m, __u32 dev);
+/* The first mount of @dev, or NULL (@m may be NULL) */
+const struct shmem_mount *shmem_mount_find(const struct shmem_mounts *m,
+					   __u32 dev);
+/* shmem_mount_of(), or SHMEM_INTERNAL_MOUNT for the internal shm mount */
+const char *shmem_mount_name(const struct shmem_mounts *m, __u32 dev);
+/* The internal shm mount's device, from a memfd; 0 if there is none */
+__u32 shmem_internal_dev(void);
 void shmem_mounts_free(struct shmem_mounts *m);
 /*
  * The Prometheus text exposition of @s (cumulative values): per file

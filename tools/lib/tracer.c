@@ -187,6 +187,7 @@ static int prog_index(const char *name)
  * that has it so.  An option, not the environment: a production run
  * cannot inherit it and be re-pointed silently.
  */
+#define FENTRY_PROBE "fentry_probe"
 static char retarget_buf[512];
 static struct {
 	const char *prog, *func;
@@ -211,7 +212,9 @@ static void retarget(struct bpf_object *obj, const char *env)
 			continue;
 		*func++ = 0;
 		prog = bpf_object__find_program_by_name(obj, item);
-		if (prog && !bpf_program__set_attach_target(prog, 0, func))
+		/* fentry_probe: fentry_supported()'s function, not a program */
+		if (!strcmp(item, FENTRY_PROBE) ||
+		    (prog && !bpf_program__set_attach_target(prog, 0, func)))
 			retargets[n++] = (typeof(retargets[0])){ item, func };
 	}
 }
@@ -275,6 +278,31 @@ static bool func_attachable(const struct btf *vmlinux, int func)
 			btf__name_by_offset(vmlinux, btf__type_by_id(vmlinux, func)->name_off),
 			ok ? "attachable" : "not attachable");
 	return ok;
+}
+
+/*
+ * Can this kernel attach fentry programs at all?  They need BPF
+ * trampolines, and those ftrace's call sites: a kernel without
+ * them fails every function alike.  A function that a kernel with them
+ * can trace answers: the test runner's bpf_fentry_test1(), made for
+ * this, else vfs_read().  Where BTF has neither, say yes: unknown.
+ */
+static bool fentry_supported(const struct btf *vmlinux)
+{
+	const char *funcs[] = { NULL, "bpf_fentry_test1", "vfs_read" };
+
+	for (size_t i = 0; i < sizeof(retargets) / sizeof(retargets[0]) &&
+	     retargets[i].prog; i++)
+		if (!strcmp(retargets[i].prog, FENTRY_PROBE))
+			funcs[0] = retargets[i].func;
+	for (size_t i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++) {
+		int func = funcs[i] ?
+			btf__find_by_name_kind(vmlinux, funcs[i], BTF_KIND_FUNC) : -1;
+
+		if (func > 0)
+			return func_attachable(vmlinux, func);
+	}
+	return true;
 }
 
 /*
@@ -451,6 +479,12 @@ static int configure(struct shmem_bpf *skel, const struct btf *vmlinux,
 			info->signals |= progs[i].signals & ~info->disabled;
 		if (!tracepoints)
 			info->signals |= progs[i].fallback_signals;
+	}
+	if (!tracepoints && !(info->signals & SHMEM_SIG_ALLOCS) &&
+	    !fentry_supported(vmlinux)) {
+		fprintf(stderr, "%s: this kernel has no shmem trace events and cannot attach fentry programs (no BPF trampolines: ftrace off?), which the fallback mode needs\n",
+			prog_name);
+		return -1;
 	}
 	if (!tracepoints && !(info->signals & SHMEM_SIG_ALLOCS)) {
 		fprintf(stderr, "%s: this kernel has neither the shmem trace events nor a traceable shmem_alloc_and_add_folio() or shmem_add_to_page_cache()\n",
