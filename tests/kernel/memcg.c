@@ -385,10 +385,12 @@ static void test_removed_groups(const char *huge)
 	if (fd >= 0)
 		close(fd);
 	unlink(path);
-	rmdir(GROUPS "/spare");
+	cgroup_siblings_remove(GROUPS, "child", "spare");
+	/* A parent of their own: nothing else of the tests' is dying under it */
+	cgroup_siblings(GROUPS, "g0", "g1");
 	for (int i = 0; i < 5; i++) {
 		snprintf(group, sizeof(group), GROUPS "/g%d", i);
-		if (mkdir(group, 0755))
+		if (i > 1 && mkdir(group, 0755))
 			die(group);
 		snprintf(path, sizeof(path), "%s/g-file%d", huge, i);
 		wrote &= run_in_cgroup(group, write_one_page, path);

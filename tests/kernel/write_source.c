@@ -8,7 +8,9 @@
  * - a source with a PROT_NONE hole: the short count stock gives, and a
  *   source that cannot be read at all changes nothing;
  * - a page that userfaultfd fills on its first touch, and a page on swap.
- * The fault-in is counted with a kprobe on fault_in_iov_iter_readable():
+ * The fault-in is counted with a kprobe on fault_in_readable(), which
+ * fault_in_iov_iter_readable() calls once for a write's one buffer (the
+ * latter cannot be probed: kprobes refuse it):
  * a 2M write from a resident buffer faults in 2M, once, where stock
  * faulted in up to 2M again for each 4K folio (513M in 512 calls).
  */
@@ -206,7 +208,7 @@ static void from_swap(const char *dir, const char *name)
 }
 
 /*
- * The bytes fault_in_iov_iter_readable() is asked to fault in while this
+ * The bytes fault_in_readable() is asked to fault in while this
  * process writes len bytes at offset 0 of a new file in dir, from a
  * resident buffer, and in how many calls.
  */
@@ -247,14 +249,14 @@ static long faulted_in(const char *dir, size_t len, long *calls)
 
 static void test_fault_in_once(const char *plain, const char *huge, const char *large)
 {
-	static const char probe[] = "p:kprobes/" KPROBE " fault_in_iov_iter_readable size=%si:u64\n";
+	static const char probe[] = "p:kprobes/" KPROBE " fault_in_readable size=%si:u64\n";
 	long calls, bytes;
 	int fd;
 
 	sysfs_write(TRACING "/tracing_on", "1");
 	fd = open(TRACING "/kprobe_events", O_WRONLY | O_APPEND);
 	if (fd < 0 || write(fd, probe, sizeof(probe) - 1) != (ssize_t)sizeof(probe) - 1) {
-		check(false, "a kprobe on fault_in_iov_iter_readable: %m");
+		check(false, "a kprobe on fault_in_readable: %m");
 		if (fd >= 0)
 			close(fd);
 		return;
