@@ -494,6 +494,11 @@ static int parse_ops(const char *str, struct op *ops)
  * so may a split by punch or truncate, depending on how it treats them).
  * clean: data only because a read fault allocated it (zeroes, not dirty:
  * reclaim may drop it, and it is a hole again).
+ * refalloc: fallocated again while allocated and not written: stock zeroes
+ * such a folio into data; the series too, unless a write made the folio
+ * partially uptodate, where its unwritten blocks stay holes (patch 2,
+ * tests/kernel/punch.c's fallocate over a partial folio, exact).  Which
+ * folio a page is in the model does not know on large_folios mounts.
  * ghost: bytes stored through a mapping past EOF in the last page.
  * exposed: pages holding ghost bytes that an extension left visible on
  * stock, where the series reads zeroes.
@@ -502,7 +507,7 @@ struct model {
 	const struct env *env;
 	long size, pages;
 	unsigned char *data, *ghost;
-	unsigned char *datap, *alloc, *may, *pinned, *exposed, *whole, *clean;
+	unsigned char *datap, *alloc, *may, *pinned, *exposed, *whole, *clean, *refalloc;
 	bool swapped;		/* pages may have gone to swap and back */
 	bool pipe_cut;		/* punched or truncated while a pipe held a large folio */
 	long append_start, append_end;	/* the run of appends, as the kernel keeps it */
@@ -549,6 +554,7 @@ static void model_init(const struct env *e)
 	M.pinned = xcalloc(pages);
 	M.exposed = xcalloc(pages);
 	M.clean = xcalloc(pages);
+	M.refalloc = xcalloc(pages);
 	M.whole = xcalloc(pages / (PMD / PAGE) + 1);
 	M.swapped = e->memcg_max != 0;
 	M.pipe_cut = false;
@@ -656,6 +662,17 @@ static void model_append(long off, long end)
 	M.append_end = end;
 }
 
+/* Bytes [a, b) read through a mapping: their pages are data from then on */
+static void model_read_fault(long a, long b)
+{
+	for (long p = first_page(a); p < end_page(b); p++) {
+		M.clean[p] = !M.alloc[p] || M.clean[p];
+		M.datap[p] = 1;
+		M.refalloc[p] = 0;
+	}
+	model_alloc(a, b, true);
+}
+
 static void model_write(long off, long n, const unsigned char *buf, bool fault)
 {
 	if (n <= 0)
@@ -671,6 +688,7 @@ static void model_write(long off, long n, const unsigned char *buf, bool fault)
 	for (long p = first_page(off); p < end_page(off + n); p++) {
 		M.datap[p] = 1;
 		M.clean[p] = 0;
+		M.refalloc[p] = 0;
 	}
 	if (off + n > M.size)
 		M.size = off + n;
@@ -690,7 +708,7 @@ static void model_remove(long a, long b)
 		bool pin = large && ((H.active && p * PAGE >= pin_lo && p * PAGE < pin_hi) ||
 				     M.env->memcg_max);
 
-		M.datap[p] = M.alloc[p] = M.exposed[p] = M.clean[p] = 0;
+		M.datap[p] = M.alloc[p] = M.exposed[p] = M.clean[p] = M.refalloc[p] = 0;
 		M.pinned[p] = pin && (M.may[p] || M.pinned[p]);
 		M.may[p] = M.pinned[p];
 	}
@@ -750,8 +768,10 @@ static void model_fallocate(long off, long len, bool keep)
 	for (long p = first_page(off); p < end_page(off + len); p++) {
 		if (M.alloc[p] || M.may[p] || M.pinned[p])
 			existing = true;
-		if (M.alloc[p])
+		if (M.alloc[p]) {
+			M.refalloc[p] |= !M.datap[p];
 			M.datap[p] = 1;
+		}
 		/*
 		 * fallocate marks every folio in the range dirty, clean ones
 		 * too, unless reclaim dropped the clean one: then it is new,
@@ -772,6 +792,8 @@ static void model_fallocate(long off, long len, bool keep)
  */
 static char page_class(long p, bool for_stock)
 {
+	if (M.refalloc[p] && !for_stock)
+		return '?';
 	if (M.datap[p])
 		return M.clean[p] && M.swapped ? '?' : 'D';
 	if (M.pinned[p])
@@ -1241,11 +1263,7 @@ static void do_op(const struct op *op, unsigned char *buf)
 			check_bytes("mmap", buf, a, b - a);
 			fprintf(oplog, " data%c%016llx", range_exposed(a, b - a) ? '~' : '=',
 				(unsigned long long)fnv(buf, b - a));
-			for (long p = first_page(a); p < end_page(b); p++) {
-				M.clean[p] = !M.alloc[p] || M.clean[p];
-				M.datap[p] = 1;
-			}
-			model_alloc(a, b, true);
+			model_read_fault(a, b);
 		}
 		if (op->type == OP_PAGEOUT) {
 			long pa = a & ~(PAGE - 1);
@@ -1279,11 +1297,7 @@ static void do_op(const struct op *op, unsigned char *buf)
 		memcpy(buf, M.data + a, want);
 		r = SYS(pwrite(fd, map + a, want, off));
 		expect_result("pwrite from a mapping of the file", r, want);
-		for (long p = first_page(a); p < end_page(a + want); p++) {
-			M.clean[p] = !M.alloc[p] || M.clean[p];
-			M.datap[p] = 1;
-		}
-		model_alloc(a, a + want, true);
+		model_read_fault(a, a + want);
 		if (r > 0) {
 			bool exp = range_exposed(a, r);
 
