@@ -4,7 +4,9 @@ import os
 import re
 import shlex
 import subprocess
+import sys
 import time
+import traceback
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = TOP + "/build/bin"
@@ -15,9 +17,22 @@ TRACEFS = "/sys/kernel/tracing"
 EVENTS5_PROGS = ["alloc_folio5", "alloc_fallback5"]
 
 
+class BailOut(Exception):
+    """A step the rest of the tests need failed."""
+
+
 class TAP:
     def __init__(self):
         self.passed = self.failed = 0
+        # An exception or a bail-out stops the run as one failure and
+        # still prints the totals, so that make test names where it stopped.
+        sys.excepthook = self._stopped
+
+    def _stopped(self, kind, value, tb):
+        for line in traceback.format_exception(kind, value, tb):
+            print("# " + line.rstrip().replace("\n", "\n# "), flush=True)
+        self.check(False, "the tests stopped early: %s: %s" % (kind.__name__, value))
+        print("%d passed, %d failed" % (self.passed, self.failed), flush=True)
 
     def check(self, cond, msg):
         self.passed += bool(cond)
@@ -40,7 +55,7 @@ def run(args, check=False, **kw):
         res = subprocess.CompletedProcess(args, 124, e.stdout or "",
                                           "timed out after %d s\n" % TIMEOUT)
     if check and res.returncode:
-        raise SystemExit("Bail out! %s: %s" % (" ".join(args), res.stderr))
+        raise BailOut("%s: %s" % (" ".join(args), res.stderr))
     return res
 
 
