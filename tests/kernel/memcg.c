@@ -10,7 +10,8 @@
  *   files hold past EOF, with kmem accounting and without
  *   (cgroup.memory=nokmem), and leaves other groups' alone; so it does
  *   with the append ramp's slack (ramp.c), also behind 100,000 files of
- *   another group's slack on the shrinklist.
+ *   another group's slack on the shrinklist, and behind 160 of its own
+ *   files whose folios cannot be split.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,6 +21,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "lib.h"
@@ -295,7 +297,7 @@ static void test_slack_behind_others(const char *large)
 	cgroup_siblings(GROUPS, "others", "spare");
 	wrote = run_in_cgroup(GROUPS "/others", write_slack_files, (void *)large);
 	check(wrote, "100,000 files of 4K with 4K past EOF each in an unlimited group");
-	test_memcg_trims_slack(large);
+	test_memcg_trims_slack(large, NULL, "");
 	for (int i = 0; i < OTHERS; i++) {
 		char path[512];
 		struct stat st;
@@ -309,6 +311,61 @@ static void test_slack_behind_others(const char *large)
 	      "the other group's files keep their slack: st_blocks %ld in all (%ld)",
 	      blocks, OTHERS * 2 * PAGE / 512);
 	cgroup_siblings_remove(GROUPS, "others", "spare");
+}
+
+#define HELD 160
+
+/*
+ * HELD files of 4K in 8K folios (as write_slack_files), each folio held
+ * by a pipe that its first page was vmspliced into from a mapping (splice
+ * would copy from a folio that is uptodate in part); the pipes stay open
+ * while the caller runs.
+ */
+static void hold_slack_files(const char *dir)
+{
+	char *src = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (src == MAP_FAILED)
+		_exit(1);
+	fill(src, PAGE, 71);
+	mprotect(src + PAGE, PAGE, PROT_NONE);
+	for (int i = 0; i < HELD; i++) {
+		char name[32];
+		struct iovec iov = { .iov_len = PAGE };
+		int fd, pipefd[2];
+
+		snprintf(name, sizeof(name), "h%d", i);
+		fd = open_new(dir, name);
+		if (pwrite(fd, src, 2 * PAGE, 0) != PAGE || pipe(pipefd))
+			_exit(1);
+		iov.iov_base = mmap(NULL, PAGE, PROT_READ, MAP_SHARED, fd, 0);
+		if (iov.iov_base == MAP_FAILED ||
+		    vmsplice(pipefd[1], &iov, 1, 0) != PAGE)
+			_exit(1);
+		munmap(iov.iov_base, PAGE);
+		close(fd);
+	}
+}
+
+/*
+ * Files that the shrinker cannot split do not keep the rest out of
+ * reach: HELD files of the group with 4K past EOF, their folios held by
+ * pipes, ahead of the trim-slack workload's files on the group's list.
+ * When the files tried and not split went back to the head of the list,
+ * every batch of 128 took the same held files and the group was
+ * OOM-killed.
+ */
+static void test_slack_behind_held(const char *large)
+{
+	test_memcg_trims_slack(large, hold_slack_files,
+			       "160 files whose folio past EOF a pipe holds (vmsplice), then ");
+	for (int i = 0; i < HELD; i++) {
+		char path[512];
+
+		snprintf(path, sizeof(path), "%s/h%d", large, i);
+		unlink(path);
+	}
 }
 
 /* In the boot with cgroup.memory=nokmem: say so, so that it cannot go unnoticed */
@@ -419,5 +476,6 @@ void memcg_tests(const char *large, const char *plain, const char *huge,
 	test_group_splits_its_own(plain, huge);
 	ramp_slack_reclaim_tests(large, plain);
 	test_slack_behind_others(large);
+	test_slack_behind_held(large);
 	test_removed_groups(huge);
 }

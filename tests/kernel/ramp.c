@@ -502,16 +502,26 @@ static void test_sigbus_past_eof(const char *large)
 }
 
 static int slack_fds[3];
+static void (*slack_before)(const char *dir);
 
 /*
  * Three files with the ramp's slack past EOF, then more than fits with it;
  * from one page of memory of its own (each page of the files is the
- * pattern of its seed from the page's start)
+ * pattern of its seed from the page's start).  slack_before, if set, runs
+ * first in the group, on the files' directory.
  */
 static void fill_past_slack(void *path)
 {
 	static char page[PAGE];
 	int big = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+
+	if (slack_before) {
+		char dir[512];
+
+		snprintf(dir, sizeof(dir), "%s", (char *)path);
+		*strrchr(dir, '/') = '\0';
+		slack_before(dir);
+	}
 
 	for (int i = 0; i < 3; i++) {
 		fill(page, PAGE, 24 + i);
@@ -527,22 +537,26 @@ static void fill_past_slack(void *path)
 
 /*
  * A memory cgroup at its limit, without swap, gets back what its files
- * hold past EOF: memcg reclaim reaches the huge page shrinker.
+ * hold past EOF: memcg reclaim reaches the huge page shrinker.  @before,
+ * if not NULL, runs in the group first (on @large): @what says what it
+ * does.
  */
-void test_memcg_trims_slack(const char *large)
+void test_memcg_trims_slack(const char *large, void (*before)(const char *dir),
+			    const char *what)
 {
 	char path[512];
 	long swapped;
 	bool exact = true;
 
+	slack_before = before;
 	for (int i = 0; i < 3; i++) {
 		snprintf(path, sizeof(path), "r-slack%d", i);
 		slack_fds[i] = open_new(large, path);
 	}
 	snprintf(path, sizeof(path), "%s/r-slack-big", large);
 	check(run_in_memcg_swap("32M", "0", fill_past_slack, path, &swapped),
-	      "three files of 8M + 4K in 4K appends and one of 6M in a 32M memory cgroup "
-	      "without swap: no OOM kill");
+	      "%sthree files of 8M + 4K in 4K appends and one of 6M in a 32M memory cgroup "
+	      "without swap: no OOM kill", what);
 	for (int i = 0; i < 3; i++) {
 		exact &= blocks_of(slack_fds[i]) == (8 * MB + PAGE) / 512;
 		for (long off = 0; off <= 8 * MB; off += PAGE)
@@ -726,9 +740,9 @@ static void test_quota_slack(void)
  * Root's 300 files of 17 appends of 4K: 68K written, a 4K page past EOF
  * each; in the user's group, which a user quota does not count
  */
-static void root_files_with_slack(const char *dir)
+static void root_files_with_slack(const char *dir, int n)
 {
-	for (int i = 0; i < 300; i++) {
+	for (int i = 0; i < n; i++) {
 		char name[32];
 		int fd;
 
@@ -742,40 +756,67 @@ static void root_files_with_slack(const char *dir)
 }
 
 /*
- * A user's own slack behind 300 of root's files on the list: a user
- * quota's refusal splits the user's files, not the first ones listed,
- * nor those of the user's group (it got EDQUOT and split root's).
+ * write_user_b(), retrying a write refused with EDQUOT: the refusals, or
+ * -1 if a write fails otherwise or more than 10 are refused
  */
-static void test_quota_slack_behind_others(void)
+static int write_user_b_retrying(const char *dir)
+{
+	static char half[MB / 2];
+	int fd = open_new(dir, "user-b"), refusals = 0;
+	long off = 0;
+
+	while (off < 5 * MB / 2 && refusals <= 10) {
+		ssize_t r = pwrite(fd, half, MB / 2 - off % (MB / 2), off);
+
+		if (r > 0)
+			off += r;
+		else if (r < 0 && errno == EDQUOT)
+			refusals++;
+		else
+			break;
+	}
+	close(fd);
+	return off == 5 * MB / 2 ? refusals : -1;
+}
+
+/*
+ * A user's own slack behind @n of root's files on the list: a user
+ * quota's refusal splits the user's files, not the first ones listed,
+ * nor those of the user's group (it got EDQUOT and split root's).  Each
+ * refusal passes over at most 1024 others' files under the list's lock
+ * (it held the lock over the whole list): behind 2000, the user's slack
+ * is reached at the second refusal, behind 300 at the first.
+ */
+static void test_quota_slack_behind_others(int n)
 {
 	const char *dir = mount_tmpfs("ramp-quota2",
 				      "size=400M,large_folios,usrquota,usrquota_block_hardlimit=20M");
-	int status, kept = 0;
+	int status, kept = 0, refused = n > 1024;
 	pid_t child;
 
 	chmod(dir, 01777);
-	root_files_with_slack(dir);
+	root_files_with_slack(dir, n);
 	child = fork();
 	if (child < 0)
 		die("fork");
 	if (child == 0) {
 		if (setgid(1000) || setuid(1000))
-			_exit(2);
+			_exit(100);
 		appended_17m(dir, "user-a");
-		_exit(!write_user_b(dir));
+		_exit(write_user_b_retrying(dir) & 0xff);
 	}
 	waitpid(child, &status, 0);
-	for (int i = 0; i < 300; i++) {
+	for (int i = 0; i < n; i++) {
 		char path[512];
 		struct stat st;
 
 		snprintf(path, sizeof(path), "%s/root-x%d", dir, i);
 		kept += !stat(path, &st) && st.st_blocks * 512 > 68 * KB;
 	}
-	check(WIFEXITED(status) && !WEXITSTATUS(status),
-	      "behind 300 of root's files with slack, a user with a 20M quota and 17M + 4K in "
-	      "appends writes 2.5M more (%#x)", status);
-	check(kept == 300, "and root's files keep their slack (%d of 300)", kept);
+	check(WIFEXITED(status) && WEXITSTATUS(status) == refused,
+	      "behind %d of root's files with slack, a user with a 20M quota and 17M + 4K in "
+	      "appends writes 2.5M more, after %d EDQUOT (%#x)", n, refused, status);
+	check(kept == n, "and root's files keep their slack (%d of %d)", kept, n);
 	umount2(dir, MNT_DETACH);
 }
 
@@ -916,7 +957,7 @@ static void test_memory_bounds(const char *large, const char *plain)
 /* Memcg reclaim splits off the slack: shrink_tests() runs these, also without kmem */
 void ramp_slack_reclaim_tests(const char *large, const char *plain)
 {
-	test_memcg_trims_slack(large);
+	test_memcg_trims_slack(large, NULL, "");
 	test_removed_group_slack(large, plain);
 }
 
@@ -936,6 +977,7 @@ void ramp_tests(const char *large, const char *plain)
 	test_sigbus_past_eof(large);
 	test_uffd_copy_full_mount();
 	test_quota_slack();
-	test_quota_slack_behind_others();
+	test_quota_slack_behind_others(300);
+	test_quota_slack_behind_others(2000);
 	test_memory_bounds(large, plain);
 }
