@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -378,6 +379,58 @@ static void test_slack_behind_held(const char *large)
 	}
 }
 
+#define FULL_GROUPS "/sys/fs/cgroup/shmem-full"
+
+/* 17M + 4K of 4K appends to "a", then 2.5M more in 512K writes to "b" */
+static void appends_then_more(void *dir)
+{
+	static char page[PAGE], half[MB / 2];
+	int fd = open_new(dir, "a");
+
+	for (long p = 0; p <= 17 * MB / PAGE; p++)
+		if (write(fd, page, PAGE) != PAGE)
+			_exit(1);
+	close(fd);
+	fd = open_new(dir, "b");
+	for (long off = 0; off < 5 * MB / 2; off += MB / 2)
+		if (pwrite(fd, half, MB / 2, off) != MB / 2)
+			_exit(1);
+	close(fd);
+}
+
+/* In the root group: the held files, then the writer in a memory cgroup */
+static void held_then_writer(void *dir)
+{
+	hold_slack_files(dir);
+	if (!run_in_cgroup(FULL_GROUPS "/writer", appends_then_more, dir))
+		_exit(1);
+}
+
+/*
+ * A full mount makes room from a memory cgroup's slack behind HELD files
+ * of the root group (on the superblock's list) that the shrinker cannot
+ * split: the mount has room for everything but the appended file's
+ * slack past EOF.  The walk over all the lists filled its batch from the
+ * superblock's list every time, and the writer got ENOSPC.
+ */
+static void test_full_mount_behind_held(void)
+{
+	const char *dir = mount_tmpfs("full-held", "size=21760k,large_folios");
+	char path[512];
+	struct stat st = { 0 };
+	bool wrote;
+
+	cgroup_siblings(FULL_GROUPS, "writer", "spare");
+	wrote = run_in_cgroup("/sys/fs/cgroup", held_then_writer, (void *)dir);
+	snprintf(path, sizeof(path), "%s/a", dir);
+	check(wrote && !stat(path, &st) && st.st_blocks == (17 * MB + PAGE) / 512,
+	      "a full mount splits a memory cgroup's slack behind 160 held files of the root "
+	      "group: 17M + 4K of appends and 2.5M more fit, the appended file's st_blocks %ld "
+	      "(%ld)", (long)st.st_blocks, (17 * MB + PAGE) / 512);
+	umount2(dir, MNT_DETACH);
+	cgroup_siblings_remove(FULL_GROUPS, "writer", "spare");
+}
+
 /* In the boot with cgroup.memory=nokmem: say so, so that it cannot go unnoticed */
 static void check_nokmem(void)
 {
@@ -487,5 +540,6 @@ void memcg_tests(const char *large, const char *plain, const char *huge,
 	ramp_slack_reclaim_tests(large, plain);
 	test_slack_behind_others(large);
 	test_slack_behind_held(large);
+	test_full_mount_behind_held();
 	test_removed_groups(huge);
 }

@@ -755,33 +755,42 @@ static void root_files_with_slack(const char *dir, int n)
 	}
 }
 
+#define QUOTA_GROUPS "/sys/fs/cgroup/shmem-quota"
+
+/* As uid 1000: 17M + 4K of appends, then 2.5M more */
+static void user_a_then_b(void *dir)
+{
+	if (setgid(1000) || setuid(1000))
+		_exit(2);
+	appended_17m(dir, "user-a");
+	_exit(!write_user_b(dir));
+}
+
 /*
- * A user's own slack behind @n of root's files on the list: a user
+ * A user's own slack behind @n of root's files on the lists: a user
  * quota's refusal splits the user's files, not the first ones listed,
  * nor those of the user's group (it got EDQUOT and split root's).  A
  * refusal passes over at most 1024 others' files under the list's lock,
  * and the next goes on from there: behind 2000, a write's refusals at
  * its large order and at order 0 reach the user's slack between them.
+ * @in_group: the user writes in a memory cgroup, so that its files are
+ * on the group's list behind root's on the superblock's (a refusal that
+ * ran out of passes there started again at the superblock's list, and
+ * the user got EDQUOT on every retry).
  */
-static void test_quota_slack_behind_others(int n)
+static void test_quota_slack_behind_others(int n, bool in_group)
 {
 	const char *dir = mount_tmpfs("ramp-quota2",
 				      "size=400M,large_folios,usrquota,usrquota_block_hardlimit=20M");
-	int status, kept = 0;
-	pid_t child;
+	int kept = 0;
+	bool wrote;
 
 	chmod(dir, 01777);
 	root_files_with_slack(dir, n);
-	child = fork();
-	if (child < 0)
-		die("fork");
-	if (child == 0) {
-		if (setgid(1000) || setuid(1000))
-			_exit(2);
-		appended_17m(dir, "user-a");
-		_exit(!write_user_b(dir));
-	}
-	waitpid(child, &status, 0);
+	if (in_group)
+		cgroup_siblings(QUOTA_GROUPS, "user", "spare");
+	wrote = run_in_cgroup(in_group ? QUOTA_GROUPS "/user" : "/sys/fs/cgroup",
+			      user_a_then_b, (void *)dir);
 	for (int i = 0; i < n; i++) {
 		char path[512];
 		struct stat st;
@@ -789,11 +798,12 @@ static void test_quota_slack_behind_others(int n)
 		snprintf(path, sizeof(path), "%s/root-x%d", dir, i);
 		kept += !stat(path, &st) && st.st_blocks * 512 > 68 * KB;
 	}
-	check(WIFEXITED(status) && !WEXITSTATUS(status),
-	      "behind %d of root's files with slack, a user with a 20M quota and 17M + 4K in "
-	      "appends writes 2.5M more (%#x)", n, status);
+	check(wrote, "behind %d of root's files with slack, a user %swith a 20M quota and "
+	      "17M + 4K in appends writes 2.5M more", n, in_group ? "in a memory cgroup " : "");
 	check(kept == n, "and root's files keep their slack (%d of %d)", kept, n);
 	umount2(dir, MNT_DETACH);
+	if (in_group)
+		cgroup_siblings_remove(QUOTA_GROUPS, "user", "spare");
 }
 
 /* Shmem in KiB, the CPUs' pending updates folded in */
@@ -953,7 +963,8 @@ void ramp_tests(const char *large, const char *plain)
 	test_sigbus_past_eof(large);
 	test_uffd_copy_full_mount();
 	test_quota_slack();
-	test_quota_slack_behind_others(300);
-	test_quota_slack_behind_others(2000);
+	test_quota_slack_behind_others(300, false);
+	test_quota_slack_behind_others(2000, false);
+	test_quota_slack_behind_others(1100, true);
 	test_memory_bounds(large, plain);
 }
