@@ -389,6 +389,7 @@ static void format_dropped(char *buf, size_t len, const struct shmem_snapshot *d
 
 static void print_text(const struct shmem_snapshot *d)
 {
+	const char *note = shmem_fallocate_note(d);
 	char line[256];
 	char stamp[32];
 	time_t now = time(NULL);
@@ -400,6 +401,8 @@ static void print_text(const struct shmem_snapshot *d)
 	format_dropped(line, sizeof(line), d);
 	if (*line)
 		printf("%s\n", line);
+	if (note)
+		printf("%s\n", note);
 	format_header(line, sizeof(line), &full_layout);
 	printf("%s\n", line);
 	for (size_t i = 0; i < d->nr_rows[env.view] && shown < env.max_rows; i++) {
@@ -439,8 +442,10 @@ static void draw_line(int y, const char *line)
 static void draw(const struct shmem_snapshot *d, const char *missing)
 {
 	struct layout l = fit_columns(COLS);
+	const char *note = shmem_fallocate_note(d);
 	char line[640];
-	int y = 0, rows = LINES - 5;
+	/* five lines above the rows, the fallocate note's below them */
+	int y = 0, rows = LINES - 6;
 
 	erase();
 	/* every line cut at the screen's width: none wraps */
@@ -470,6 +475,8 @@ static void draw(const struct shmem_snapshot *d, const char *missing)
 		draw_line(y++, line);
 		rows--;
 	}
+	if (note)
+		draw_line(LINES - 1, note);
 	refresh();
 }
 

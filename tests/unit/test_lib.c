@@ -241,6 +241,38 @@ static void test_delta(void)
 	shmem_snapshot_free(&now);
 }
 
+/*
+ * Issue 30: fio fallocates its files first, so the block size did not
+ * choose the folio size: the reports say so when most folios of theirs
+ * were allocated by fallocate(2), not at half, and JSON as a flag
+ */
+static void test_fallocate_note(void)
+{
+	struct shmem_snapshot s = {};
+	json_object *o;
+
+	check(!shmem_fallocate_note(&s), "no allocations: no fallocate note");
+	s.totals.allocs[9][SHMEM_STAT_PATH_FALLOC] = 2;
+	s.totals.allocs[0][SHMEM_STAT_PATH_WRITE] = 2;
+	check(!shmem_fallocate_note(&s), "half of them by fallocate: no note");
+	o = shmem_snapshot_json(&s, 1.0, 0);
+	check(!json_object_get_boolean(json_object_object_get(o, "mostly_fallocated")) &&
+	      json_object_object_get_ex(o, "mostly_fallocated", NULL),
+	      "JSON: mostly_fallocated false");
+	json_object_put(o);
+	s.totals.allocs[4][SHMEM_STAT_PATH_FALLOC] = 1;
+	check(shmem_fallocate_note(&s) &&
+	      !strcmp(shmem_fallocate_note(&s), "note: most folios came from fallocate(2), "
+		      "so no write size chose their size (fio fallocates its files first "
+		      "unless --fallocate=none)"),
+	      "three of five by fallocate: the note, one line (%s)",
+	      shmem_fallocate_note(&s));
+	o = shmem_snapshot_json(&s, 1.0, 0);
+	check(json_object_get_boolean(json_object_object_get(o, "mostly_fallocated")),
+	      "JSON: mostly_fallocated true");
+	json_object_put(o);
+}
+
 /* key_cmp()'s calls, counted in snapshot.c (built with SHMEM_COUNT_COMPARISONS) */
 extern unsigned long shmem_key_comparisons;
 
@@ -973,6 +1005,7 @@ int main(void)
 	test_missing();
 	test_mthp_read();
 	test_delta();
+	test_fallocate_note();
 	test_delta_large();
 	test_clean_name();
 	test_hist_slot();

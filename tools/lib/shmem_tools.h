@@ -195,6 +195,12 @@ __u64 shmem_order_allocs(const struct shmem_snapshot *s, unsigned int order);
 /* Allocations of @path summed over orders. */
 __u64 shmem_path_allocs(const struct shmem_snapshot *s, unsigned int path);
 /*
+ * A one-line note for the text reports when most of @s's folios were
+ * allocated by fallocate(2): the size of a later write did not choose
+ * theirs (fio fallocates its files first by default); NULL otherwise
+ */
+const char *shmem_fallocate_note(const struct shmem_snapshot *s);
+/*
  * Values counted in slots (their sum is the _count and +Inf bucket of the
  * histogram: the slots are its only counts, so they always agree).
  */

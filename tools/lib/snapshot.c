@@ -405,6 +405,18 @@ __u64 shmem_path_allocs(const struct shmem_snapshot *s, unsigned int path)
 	return n;
 }
 
+const char *shmem_fallocate_note(const struct shmem_snapshot *s)
+{
+	__u64 all = 0;
+
+	for (unsigned int o = 0; o < SHMEM_NR_ORDERS; o++)
+		all += shmem_order_allocs(s, o);
+	if (2 * shmem_path_allocs(s, SHMEM_STAT_PATH_FALLOC) <= all)
+		return NULL;
+	return "note: most folios came from fallocate(2), so no write size chose "
+	       "their size (fio fallocates its files first unless --fallocate=none)";
+}
+
 double shmem_row_latency(const struct shmem_row *row)
 {
 	return row->alloc_calls ? (double)row->alloc_ns / row->alloc_calls : 0;
