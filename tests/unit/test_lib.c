@@ -263,8 +263,8 @@ static void test_fallocate_note(void)
 	s.totals.allocs[4][SHMEM_STAT_PATH_FALLOC] = 1;
 	check(shmem_fallocate_note(&s) &&
 	      !strcmp(shmem_fallocate_note(&s), "note: most folios came from fallocate(2), "
-		      "so no write size chose their size (fio fallocates its files first "
-		      "unless --fallocate=none)"),
+		      "sized before any write (fio fallocates its files first unless "
+		      "--fallocate=none)"),
 	      "three of five by fallocate: the note, one line (%s)",
 	      shmem_fallocate_note(&s));
 	o = shmem_snapshot_json(&s, 1.0, 0);

@@ -413,8 +413,8 @@ const char *shmem_fallocate_note(const struct shmem_snapshot *s)
 		all += shmem_order_allocs(s, o);
 	if (2 * shmem_path_allocs(s, SHMEM_STAT_PATH_FALLOC) <= all)
 		return NULL;
-	return "note: most folios came from fallocate(2), so no write size chose "
-	       "their size (fio fallocates its files first unless --fallocate=none)";
+	return "note: most folios came from fallocate(2), sized before any write "
+	       "(fio fallocates its files first unless --fallocate=none)";
 }
 
 double shmem_row_latency(const struct shmem_row *row)
