@@ -180,6 +180,15 @@ int shmem_meminfo_read(const char *path, struct shmem_snapshot *s);
 int shmem_snapshot_delta(const struct shmem_snapshot *now,
 			 const struct shmem_snapshot *prev,
 			 struct shmem_snapshot *out);
+/*
+ * Add the interval @d (from shmem_snapshot_delta()) to @sum, the totals
+ * since a front end began (start from an empty one): counters add, rows
+ * by key, so a row the LRU map dropped keeps what it had counted; gauges
+ * (partial now, meminfo, the maps' state) and names are @d's.  No count
+ * of @sum ever goes down.  It keeps every row seen.
+ */
+int shmem_snapshot_add(struct shmem_snapshot *sum,
+		       const struct shmem_snapshot *d);
 void shmem_snapshot_free(struct shmem_snapshot *s);
 
 __u64 shmem_row_allocs(const struct shmem_row *row);
