@@ -669,9 +669,14 @@ int main(int argc, char **argv)
 				break;
 		}
 		shown = env.cumulative ? &since_start : &delta;
-		if (key && !done && have_delta && shmem_now() < next) {
-			/* repaint the last report in the new view or mode */
+		/*
+		 * After a key the next draw repaints the whole screen, not only
+		 * what changed, whether it is the repaint below or a report due
+		 */
+		if (key)
 			clear();
+		if (key && !done && have_delta && shmem_now() < next) {
+			/* the last report in the new view or mode */
 			shmem_rows_sort(shown, env.view, env.sort);
 			draw(shown, missing);
 			continue;
