@@ -32,6 +32,7 @@ help:
 	@echo "make run         build everything, boot the patched kernel, show it at work"
 	@echo "make shell       a shell in the guest"
 	@echo "make tools       the BPF tools, in build/bin"
+	@echo "make live-view-picture  the README's picture of shmemtop's live view"
 	@echo "make install     the tools and their man pages (PREFIX=/usr/local, DESTDIR)"
 	@echo "make vmlinux-h   regenerate include/vmlinux.h from the patched kernel"
 	@echo "make kernel-deb  Debian packages of the patched kernel for real machines, in build/debs"
@@ -230,6 +231,13 @@ test-debug: kernel-debug $(BIN)/shmem_kernel_test $(BIN)/shmem_fuzz
 
 run: kernel tests
 	$(VM) --timeout 1200 --log $(BUILD)/run-console.log -- tools/demo
+
+# The README's picture of shmemtop's live view: known workloads under it
+# in the guest, its screen drawn by aha and headless Chromium
+.PHONY: live-view-picture
+live-view-picture: kernel tools $(BIN)/memcg_write
+	tests/tools/live-view-picture
+	cp $(BUILD)/live-view.png docs/shmemtop-live-view.png
 
 # The README's pictures of the dashboard panels and of the live page
 dashboard-pictures: kernel tests

@@ -118,6 +118,7 @@ static void print_order_hist(const __u64 *counts, const char *none)
 
 static void print_orders(const struct shmem_snapshot *d)
 {
+	const char *note = shmem_fallocate_note(d);
 	__u64 counts[SHMEM_NR_ORDERS];
 	char size[16];
 
@@ -144,6 +145,8 @@ static void print_orders(const struct shmem_snapshot *d)
 		}
 		printf("\n");
 	}
+	if (note)
+		printf("%s\n", note);
 }
 
 /* Fallbacks by order and reason, or "(@none)" */

@@ -31,6 +31,8 @@ static struct {
 	enum shmem_row_kind view;
 	bool batch, json;
 	bool interval_given;
+	/* totals since start, not the last interval's (c in the live view) */
+	bool cumulative;
 	const char *mount;	/* --mount: its rows only */
 	__u32 mount_dev;
 } env = {
@@ -45,16 +47,19 @@ static const char doc[] =
 "With a COMMAND, trace while it runs and stop when it exits; without -i,\n"
 "-b and --json report once, when it exits.\n"
 "Keys in the live view: v cycles files, processes, cgroups and file systems;\n"
-"s cycles the sort key; q quits.\n"
+"s cycles the sort key; c toggles totals since start; q quits.\n"
 "\n"
 "EXAMPLES:\n"
 "    shmemtop                  # live view, 1 s refresh\n"
 "    shmemtop -b 2 5           # five text reports, 2 s apart (-i 2 -n 5)\n"
+"    shmemtop -C               # live view of the totals since start\n"
 "    shmemtop --json -- fallocate -l 8M /mnt/f   # JSON for one command\n"
 "    shmemtop --pinned /sys/fs/bpf/shmem -b -n 1  # read shmemtrace's maps\n";
 
 static const struct argp_option options[] = {
 	{ "batch", 'b', NULL, 0, "Print plain text reports, no live view", 0 },
+	{ "cumulative", 'C', NULL, 0,
+	  "Report the totals since start, not each interval's (c toggles it in the live view)", 0 },
 	{ "count", 'n', "COUNT", 0, "Stop after COUNT reports", 0 },
 	{ "interval", 'i', "SECONDS", 0, "Seconds between reports (default 1)", 0 },
 	{ "json", 'j', NULL, 0, "Print one JSON object per report", 0 },
@@ -83,6 +88,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case 'b':
 		env.batch = true;
+		break;
+	case 'C':
+		env.cumulative = true;
 		break;
 	case 'i':
 	case 'n':
@@ -387,8 +395,12 @@ static void format_dropped(char *buf, size_t len, const struct shmem_snapshot *d
 					 (unsigned long long)d->dropped[k]);
 }
 
+/* When the cumulative totals began (the pin, for pinned maps): "HH:MM:SS" */
+static char totals_start[16];
+
 static void print_text(const struct shmem_snapshot *d)
 {
+	const char *note = shmem_fallocate_note(d);
 	char line[256];
 	char stamp[32];
 	time_t now = time(NULL);
@@ -396,10 +408,15 @@ static void print_text(const struct shmem_snapshot *d)
 
 	strftime(stamp, sizeof(stamp), "%H:%M:%S", localtime(&now));
 	format_summary(line, sizeof(line), d);
-	printf("%s %s\n", stamp, line);
+	if (env.cumulative)
+		printf("%s (cumulative since %s) %s\n", stamp, totals_start, line);
+	else
+		printf("%s %s\n", stamp, line);
 	format_dropped(line, sizeof(line), d);
 	if (*line)
 		printf("%s\n", line);
+	if (note)
+		printf("%s\n", note);
 	format_header(line, sizeof(line), &full_layout);
 	printf("%s\n", line);
 	for (size_t i = 0; i < d->nr_rows[env.view] && shown < env.max_rows; i++) {
@@ -439,15 +456,18 @@ static void draw_line(int y, const char *line)
 static void draw(const struct shmem_snapshot *d, const char *missing)
 {
 	struct layout l = fit_columns(COLS);
+	const char *note = shmem_fallocate_note(d);
 	char line[640];
-	int y = 0, rows = LINES - 5;
+	/* five lines above the rows, the fallocate note's below them */
+	int y = 0, rows = LINES - 6;
 
 	erase();
 	/* every line cut at the screen's width: none wraps */
 	snprintf(line, sizeof(line),
-		 "shmemtop - %s, sorted by %s, every %gs  (v: view, s: sort, q: quit)",
+		 "shmemtop - %s, sorted by %s, every %gs, %s%s  (v: view, s: sort, c: cumulative, q: quit)",
 		 shmem_row_kind_name(env.view), shmem_sort_name(env.sort),
-		 env.interval);
+		 env.interval, env.cumulative ? "cumulative since " : "per interval",
+		 env.cumulative ? totals_start : "");
 	draw_line(y++, line);
 	if (*missing) {
 		snprintf(line, sizeof(line), "missing on this kernel: %s", missing);
@@ -470,6 +490,8 @@ static void draw(const struct shmem_snapshot *d, const char *missing)
 		draw_line(y++, line);
 		rows--;
 	}
+	if (note)
+		draw_line(LINES - 1, note);
 	refresh();
 }
 
@@ -546,6 +568,9 @@ static bool handle_key(int ch, __u32 rows)
 	case 's':
 		env.sort = (env.sort + 1) % SHMEM_NR_SORTS;
 		break;
+	case 'c':
+		env.cumulative = !env.cumulative;
+		break;
 	}
 	return false;
 }
@@ -555,14 +580,17 @@ int main(int argc, char **argv)
 	static const struct argp argp = { options, parse_arg,
 					  "[INTERVAL [COUNT]] [-- COMMAND [ARG...]]", doc, children, NULL, NULL };
 	/* the first report counts from the start: from empty maps */
-	struct shmem_snapshot prev = {}, now, delta = {};
+	struct shmem_snapshot prev = {}, now, delta = {}, since_start = {};
+	/* the report shown: the last interval's, or the totals since start */
+	struct shmem_snapshot *shown;
 	struct shmem_source src;
 	char missing[512];
 	char **cmd;
 	pid_t child = 0;
 	int status = 0, err = 0;
 	bool live_view, once, done = false, have_delta = false;
-	double next;
+	double next, start;
+	time_t started;
 	long reports = 0;
 
 	cmd = shmem_split_command(&argc, argv);
@@ -590,6 +618,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	shmem_missing_signals(&prev.info, missing, sizeof(missing));
+	/* the baseline's time: now, or when the pinned maps were pinned */
+	start = prev.time;
+	started = time(NULL) - (time_t)(shmem_now() - start + 0.5);
+	strftime(totals_start, sizeof(totals_start), "%H:%M:%S", localtime(&started));
 	if (cmd) {
 		child = shmem_command_start(cmd, PROG);
 		if (child < 0) {
@@ -614,6 +646,7 @@ int main(int argc, char **argv)
 	next = shmem_now() + env.interval;
 	while (!done && !shmem_exiting) {
 		double left = next - shmem_now();
+		bool key = false;
 		int ch;
 
 		if (shmem_wait(left > 0 ? left : 0, child,
@@ -626,7 +659,7 @@ int main(int argc, char **argv)
 			continue;
 		}
 		if (live_view) {
-			bool quit = false, key = false;
+			bool quit = false;
 
 			while ((ch = getch()) != ERR) {
 				quit |= handle_key(ch, prev.info.rows);
@@ -634,13 +667,19 @@ int main(int argc, char **argv)
 			}
 			if (quit)
 				break;
-			if (key && !done && have_delta && shmem_now() < next) {
-				/* repaint the last interval in the new view */
-				clear();
-				shmem_rows_sort(&delta, env.view, env.sort);
-				draw(&delta, missing);
-				continue;
-			}
+		}
+		shown = env.cumulative ? &since_start : &delta;
+		/*
+		 * After a key the next draw repaints the whole screen, not only
+		 * what changed, whether it is the repaint below or a report due
+		 */
+		if (key)
+			clear();
+		if (key && !done && have_delta && shmem_now() < next) {
+			/* the last report in the new view or mode */
+			shmem_rows_sort(shown, env.view, env.sort);
+			draw(shown, missing);
+			continue;
 		}
 		shmem_snapshot_free(&delta);
 		if (shmem_source_check(&src, PROG)) {
@@ -659,17 +698,24 @@ int main(int argc, char **argv)
 			break;
 		}
 		mount_rows(&delta);
+		if (shmem_snapshot_add(&since_start, &delta)) {
+			fprintf(stderr, PROG ": out of memory\n");
+			shmem_snapshot_free(&now);
+			err = 1;
+			break;
+		}
 		have_delta = true;
 		next += env.interval;
 		if (next < shmem_now())
 			next = shmem_now() + env.interval;
-		shmem_rows_sort(&delta, env.view, env.sort);
+		shmem_rows_sort(shown, env.view, env.sort);
 		if (env.json)
-			shmem_print_json(&delta, now.time - prev.time, env.max_rows);
+			shmem_print_json(shown, now.time - (env.cumulative ? start : prev.time),
+					 env.max_rows);
 		else if (env.batch)
-			print_text(&delta);
+			print_text(shown);
 		else
-			draw(&delta, missing);
+			draw(shown, missing);
 		shmem_snapshot_free(&prev);
 		prev = now;
 		if (env.count && ++reports >= env.count)
@@ -682,6 +728,7 @@ int main(int argc, char **argv)
 		waitpid(child, &status, 0);
 	}
 	shmem_snapshot_free(&delta);
+	shmem_snapshot_free(&since_start);
 	shmem_snapshot_free(&prev);
 	shmem_source_close(&src);
 	shmem_mounts_free(&mounts);

@@ -5,7 +5,9 @@
  * read the results with shmemtop/shmemhist --pinned DIR or bpftool; stop
  * removes them again.
  */
+#define _GNU_SOURCE		/* sigabbrev_np() */
 #include <argp.h>
+#include <signal.h>
 #include <string.h>
 #include "shmem_tools.h"
 
@@ -95,14 +97,49 @@ static int print_status(const struct shmem_info *info)
 	return 0;
 }
 
+/*
+ * Ctrl-C (or SIGTERM, SIGHUP) during start is held until the programs
+ * are loaded and pinned, and then undoes the pins: killed midway, start
+ * left some pinned, and the next start refused to pin over them.
+ */
+static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP };
+#define NR_STOP_SIGNALS (sizeof(stop_signals) / sizeof(stop_signals[0]))
+
+/* The stop signal held meanwhile, or 0 */
+static int stop_signal_pending(void)
+{
+	sigset_t pending;
+
+	sigpending(&pending);
+	for (size_t i = 0; i < NR_STOP_SIGNALS; i++)
+		if (sigismember(&pending, stop_signals[i]))
+			return stop_signals[i];
+	return 0;
+}
+
 static int start(void)
 {
 	struct shmem_tracer t;
-	int err;
+	sigset_t held;
+	int err, sig;
 
+	sigemptyset(&held);
+	for (size_t i = 0; i < NR_STOP_SIGNALS; i++)
+		sigaddset(&held, stop_signals[i]);
+	sigprocmask(SIG_BLOCK, &held, NULL);
 	if (shmem_tracer_start(&t, &shmem_args.tracer, PROG))
 		return 1;
 	err = shmem_tracer_pin(&t, env.dir, PROG);
+	sig = stop_signal_pending();
+	if (!err && sig) {
+		/* shmem_unpin() says in one line why it could not */
+		if (!shmem_unpin(env.dir, PROG))
+			fprintf(stderr, PROG ": start interrupted (SIG%s): nothing left pinned under %s\n",
+				sigabbrev_np(sig), env.dir);
+		shmem_tracer_stop(&t);
+		/* as a shell reports a command a signal ended */
+		return 128 + sig;
+	}
 	if (!err)
 		print_status(&t.info);
 	/* the pins keep the programs attached after we exit */

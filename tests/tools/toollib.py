@@ -116,6 +116,46 @@ def hist_counts(text):
     return counts
 
 
+def drawn(lines):
+    """Has shmemtop's live view drawn its column header?"""
+    return len(lines) > 4 and lines[4].startswith("NAME")
+
+
+class LiveView:
+    """shmemtop's live view with @args in a detached tmux session (a server
+    of its own) @width x @height: screen() is what it shows (with
+    @escapes, its attributes as ANSI sequences), keys() types,
+    wait() polls the screen until @cond(lines) holds (@timeout seconds: a
+    hang guard, not a bound), close() ends it."""
+
+    def __init__(self, args, width=130, height=24):
+        self.tmux = ["tmux", "-L", "shmemtop-live-view"]
+        run(self.tmux + ["new-session", "-d", "-x", str(width), "-y", str(height),
+                         shlex.join([BIN + "/shmemtop", *args])], check=True)
+
+    def screen(self, escapes=False):
+        # with the attributes, the spaces they cover too (-N): a reverse bar
+        return run(self.tmux + ["capture-pane", "-p", *(["-e", "-N"] if escapes else [])]
+                   ).stdout.split("\n")
+
+    def keys(self, *keys):
+        run(self.tmux + ["send-keys", *keys], check=True)
+
+    def wait(self, cond, timeout=120):
+        """(whether @cond held, the screen's lines then)"""
+        deadline = time.monotonic() + timeout
+        while True:
+            lines = self.screen()
+            if cond(lines):
+                return True, lines
+            if time.monotonic() > deadline:
+                return False, lines
+            time.sleep(0.1)
+
+    def close(self):
+        run(self.tmux + ["kill-server"])
+
+
 def our_programs(loaded=False, section=""):
     """The object's program names (of sections starting with @section);
     with @loaded, those still loaded.

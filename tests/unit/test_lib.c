@@ -241,6 +241,121 @@ static void test_delta(void)
 	shmem_snapshot_free(&now);
 }
 
+/*
+ * Issue 30: fio fallocates its files first, so the block size did not
+ * choose the folio size: the reports say so when most folios of theirs
+ * were allocated by fallocate(2), not at half, and JSON as a flag
+ */
+static void test_fallocate_note(void)
+{
+	struct shmem_snapshot s = {};
+	json_object *o;
+
+	check(!shmem_fallocate_note(&s), "no allocations: no fallocate note");
+	s.totals.allocs[9][SHMEM_STAT_PATH_FALLOC] = 2;
+	s.totals.allocs[0][SHMEM_STAT_PATH_WRITE] = 2;
+	check(!shmem_fallocate_note(&s), "half of them by fallocate: no note");
+	o = shmem_snapshot_json(&s, 1.0, 0);
+	check(!json_object_get_boolean(json_object_object_get(o, "mostly_fallocated")) &&
+	      json_object_object_get_ex(o, "mostly_fallocated", NULL),
+	      "JSON: mostly_fallocated false");
+	json_object_put(o);
+	s.totals.allocs[4][SHMEM_STAT_PATH_FALLOC] = 1;
+	check(shmem_fallocate_note(&s) &&
+	      !strcmp(shmem_fallocate_note(&s), "note: most folios came from fallocate(2), "
+		      "sized before any write (fio fallocates its files first unless "
+		      "--fallocate=none)"),
+	      "three of five by fallocate: the note, one line (%s)",
+	      shmem_fallocate_note(&s));
+	o = shmem_snapshot_json(&s, 1.0, 0);
+	check(json_object_get_boolean(json_object_object_get(o, "mostly_fallocated")),
+	      "JSON: mostly_fallocated true");
+	json_object_put(o);
+}
+
+/* The row of @kind with key @id in @s, or NULL */
+static const struct shmem_row_entry *find_row(const struct shmem_snapshot *s,
+					      enum shmem_row_kind kind, __u64 id)
+{
+	for (size_t i = 0; i < s->nr_rows[kind]; i++)
+		if (s->rows[kind][i].id == id)
+			return &s->rows[kind][i];
+	return NULL;
+}
+
+/*
+ * shmemtop's cumulative view: intervals added up.  A row the LRU map
+ * dropped (absent from the next interval) keeps its counts, one dropped
+ * and inserted again (counting from zero in its interval) adds to them,
+ * counters add and gauges are the last interval's; sorting the sum for
+ * the screen between intervals changes nothing.
+ */
+static void test_snapshot_add(void)
+{
+	struct shmem_snapshot sum = {}, d1 = {}, d2 = {};
+	const struct shmem_row_entry *a, *b, *c;
+	struct shmem_row_entry *e;
+
+	add_row(&d1, SHMEM_ROWS_FILES, 1, "a")->row.allocs[9] = 1;
+	add_row(&d1, SHMEM_ROWS_FILES, 3, "c")->row.allocs[4] = 5;
+	e = add_row(&d1, SHMEM_ROWS_PROCS, 100, "p");
+	e->start_ns = 7;
+	e->row.allocs[9] = 1;
+	e->partial_now = 1;
+	d1.totals.allocs[9][SHMEM_STAT_PATH_FALLOC] = 1;
+	d1.totals.allocs[4][SHMEM_STAT_PATH_WRITE] = 5;
+	d1.hists[SHMEM_HIST_ALLOC].slots[10] = 6;
+	d1.dropped[SHMEM_ROWS_FILES] = 2;
+	d1.mthp[0].kb = 2048;
+	d1.mthp[0].alloc = 1;
+	d1.nr_mthp = 1;
+	d1.mthp_since_boot = true;
+	d1.partial_now = 1;
+	/* the second interval: c dropped, a inserted again, b new */
+	e = add_row(&d2, SHMEM_ROWS_FILES, 1, "a-renamed");
+	e->row.inserted_ns = 500;
+	e->row.allocs[0] = 3;
+	e->row.fallbacks = 1;
+	add_row(&d2, SHMEM_ROWS_FILES, 2, "b")->row.allocs[0] = 2;
+	e = add_row(&d2, SHMEM_ROWS_PROCS, 100, "p");
+	e->start_ns = 7;
+	e->row.allocs[0] = 5;
+	d2.totals.allocs[0][SHMEM_STAT_PATH_WRITE] = 5;
+	d2.hists[SHMEM_HIST_ALLOC].slots[10] = 5;
+	d2.dropped[SHMEM_ROWS_FILES] = 1;
+	d2.mthp[0].kb = 2048;
+	d2.mthp[0].alloc = 2;
+	d2.nr_mthp = 1;
+	d2.partial_now = 0;
+
+	check(!shmem_snapshot_add(&sum, &d1), "add the first interval to an empty sum");
+	shmem_rows_sort(&sum, SHMEM_ROWS_FILES, SHMEM_SORT_NAME);
+	check(!shmem_snapshot_add(&sum, &d2), "and the second");
+	a = find_row(&sum, SHMEM_ROWS_FILES, 1);
+	b = find_row(&sum, SHMEM_ROWS_FILES, 2);
+	c = find_row(&sum, SHMEM_ROWS_FILES, 3);
+	check(sum.nr_rows[SHMEM_ROWS_FILES] == 3 && a && b && c &&
+	      a->row.allocs[9] == 1 && a->row.allocs[0] == 3 && a->row.fallbacks == 1 &&
+	      !strcmp(a->name, "a-renamed") && b->row.allocs[0] == 2 &&
+	      c->row.allocs[4] == 5,
+	      "rows: one inserted again adds to its counts under its new name, a new "
+	      "one joins, a dropped one keeps its 5");
+	a = find_row(&sum, SHMEM_ROWS_PROCS, 100);
+	check(sum.nr_rows[SHMEM_ROWS_PROCS] == 1 && a->row.allocs[9] == 1 &&
+	      a->row.allocs[0] == 5 && a->partial_now == 0,
+	      "a process in both: counts added, partial now the last interval's");
+	check(shmem_order_allocs(&sum, 9) == 1 && shmem_order_allocs(&sum, 4) == 5 &&
+	      shmem_order_allocs(&sum, 0) == 5 &&
+	      sum.hists[SHMEM_HIST_ALLOC].slots[10] == 11 &&
+	      sum.dropped[SHMEM_ROWS_FILES] == 3 && sum.nr_mthp == 1 &&
+	      sum.mthp[0].alloc == 3 && sum.mthp_since_boot && sum.partial_now == 0,
+	      "totals, histograms, dropped rows and mTHP counters added; since boot "
+	      "as the first interval was; partial now the last interval's");
+	shmem_snapshot_free(&sum);
+	shmem_snapshot_free(&d1);
+	shmem_snapshot_free(&d2);
+}
+
 /* key_cmp()'s calls, counted in snapshot.c (built with SHMEM_COUNT_COMPARISONS) */
 extern unsigned long shmem_key_comparisons;
 
@@ -973,6 +1088,8 @@ int main(void)
 	test_missing();
 	test_mthp_read();
 	test_delta();
+	test_fallocate_note();
+	test_snapshot_add();
 	test_delta_large();
 	test_clean_name();
 	test_hist_slot();

@@ -255,6 +255,9 @@ json_object *shmem_snapshot_json(const struct shmem_snapshot *s, double secs,
 				       orders_json(by_order));
 	}
 	json_object_object_add(root, "paths", paths);
+	/* the text reports' fallocate note, as a flag */
+	json_object_object_add(root, "mostly_fallocated",
+			       json_object_new_boolean(shmem_fallocate_note(s) != NULL));
 	/* of those, what the append ramp chose: left out where not observed */
 	if (s->info.signals & SHMEM_SIG_RAMP)
 		json_object_object_add(root, "ramp_orders",

@@ -180,6 +180,15 @@ int shmem_meminfo_read(const char *path, struct shmem_snapshot *s);
 int shmem_snapshot_delta(const struct shmem_snapshot *now,
 			 const struct shmem_snapshot *prev,
 			 struct shmem_snapshot *out);
+/*
+ * Add the interval @d (from shmem_snapshot_delta()) to @sum, the totals
+ * since a front end began (start from an empty one): counters add, rows
+ * by key, so a row the LRU map dropped keeps what it had counted; gauges
+ * (partial now, meminfo, the maps' state) and names are @d's.  No count
+ * of @sum ever goes down.  It keeps every row seen.
+ */
+int shmem_snapshot_add(struct shmem_snapshot *sum,
+		       const struct shmem_snapshot *d);
 void shmem_snapshot_free(struct shmem_snapshot *s);
 
 __u64 shmem_row_allocs(const struct shmem_row *row);
@@ -194,6 +203,12 @@ bool shmem_row_active(const struct shmem_row *row);
 __u64 shmem_order_allocs(const struct shmem_snapshot *s, unsigned int order);
 /* Allocations of @path summed over orders. */
 __u64 shmem_path_allocs(const struct shmem_snapshot *s, unsigned int path);
+/*
+ * A one-line note for the text reports when most of @s's folios were
+ * allocated by fallocate(2): the size of a later write did not choose
+ * theirs (fio fallocates its files first by default); NULL otherwise
+ */
+const char *shmem_fallocate_note(const struct shmem_snapshot *s);
 /*
  * Values counted in slots (their sum is the _count and +Inf bucket of the
  * histogram: the slots are its only counts, so they always agree).

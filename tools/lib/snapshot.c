@@ -253,6 +253,12 @@ static void sub_u64s(__u64 *out, const __u64 *now, const __u64 *prev,
 		out[i] = now[i] - prev[i];
 }
 
+static void add_u64s(__u64 *sum, const __u64 *add, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		sum[i] += add[i];
+}
+
 /* Is any of @now's @n counters below @prev's? */
 static bool u64s_below(const __u64 *now, const __u64 *prev, size_t n)
 {
@@ -266,6 +272,11 @@ static bool u64s_below(const __u64 *now, const __u64 *prev, size_t n)
 #define SUB_FIELD(field) \
 	sub_u64s((__u64 *)&out->field, (const __u64 *)&now->field, \
 		 (const __u64 *)&prev->field, sizeof(out->field) / (sizeof(__u64)))
+
+/* Add to a field made only of __u64 counters. */
+#define ADD_FIELD(field) \
+	add_u64s((__u64 *)&sum->field, (const __u64 *)&d->field, \
+		 sizeof(sum->field) / (sizeof(__u64)))
 
 /* The counters of a row: everything after its name */
 #define ROW_COUNTERS ((sizeof(struct shmem_row) - \
@@ -363,6 +374,64 @@ fail:
 	return -1;
 }
 
+int shmem_snapshot_add(struct shmem_snapshot *sum,
+		       const struct shmem_snapshot *d)
+{
+	for (int k = 0; k < SHMEM_NR_ROW_KINDS; k++) {
+		size_t known = sum->nr_rows[k];
+		struct shmem_row_entry *rows = realloc(sum->rows[k],
+			(known + d->nr_rows[k] + 1) * sizeof(*rows));
+
+		if (!rows)
+			return -1;
+		sum->rows[k] = rows;
+		/* the rows known so far sorted by key, to look @d's up */
+		qsort(rows, known, sizeof(*rows), key_cmp);
+		for (size_t i = 0; i < d->nr_rows[k]; i++) {
+			const struct shmem_row_entry *e = &d->rows[k][i];
+			struct shmem_row_entry *r = bsearch(e, rows, known,
+							    sizeof(*rows), key_cmp);
+			struct shmem_row_entry was;
+
+			if (!r) {
+				rows[sum->nr_rows[k]++] = *e;
+				continue;
+			}
+			was = *r;
+			*r = *e;
+			add_u64s(r->row.allocs, was.row.allocs, ROW_COUNTERS);
+		}
+	}
+	ADD_FIELD(totals);
+	ADD_FIELD(hists);
+	ADD_FIELD(dropped);
+	for (size_t i = 0; i < d->nr_mthp; i++) {
+		size_t j = 0;
+
+		while (j < sum->nr_mthp && sum->mthp[j].kb != d->mthp[i].kb)
+			j++;
+		/* a size not seen yet (the first interval's: the kernel's are fixed) */
+		if (j == sum->nr_mthp) {
+			if (j < SHMEM_NR_ORDERS)
+				sum->mthp[sum->nr_mthp++] = d->mthp[i];
+			continue;
+		}
+		add_u64s(&sum->mthp[j].alloc, &d->mthp[i].alloc,
+			 (sizeof(d->mthp[i]) - offsetof(struct shmem_mthp, alloc)) /
+			 sizeof(__u64));
+	}
+	/* the first interval's may count since boot: then the sum does too */
+	sum->mthp_since_boot |= d->mthp_since_boot;
+	sum->time = d->time;
+	sum->info = d->info;
+	memcpy(sum->capacity, d->capacity, sizeof(sum->capacity));
+	memcpy(sum->meminfo, d->meminfo, sizeof(sum->meminfo));
+	sum->nr_meminfo = d->nr_meminfo;
+	sum->partial_now = d->partial_now;
+	sum->mounts = d->mounts;
+	return 0;
+}
+
 static __u64 sum_orders(const __u64 *by_order)
 {
 	__u64 n = 0;
@@ -403,6 +472,18 @@ __u64 shmem_path_allocs(const struct shmem_snapshot *s, unsigned int path)
 	for (int o = 0; path < SHMEM_STAT_NR_PATHS && o < SHMEM_NR_ORDERS; o++)
 		n += s->totals.allocs[o][path];
 	return n;
+}
+
+const char *shmem_fallocate_note(const struct shmem_snapshot *s)
+{
+	__u64 all = 0;
+
+	for (unsigned int o = 0; o < SHMEM_NR_ORDERS; o++)
+		all += shmem_order_allocs(s, o);
+	if (2 * shmem_path_allocs(s, SHMEM_STAT_PATH_FALLOC) <= all)
+		return NULL;
+	return "note: most folios came from fallocate(2), sized before any write "
+	       "(fio fallocates its files first unless --fallocate=none)";
 }
 
 double shmem_row_latency(const struct shmem_row *row)
