@@ -348,12 +348,13 @@ static void hold_slack_files(const char *dir)
 
 		snprintf(name, sizeof(name), "h%d", i);
 		fd = open_new(dir, name);
-		if (pwrite(fd, src, 2 * PAGE, 0) != PAGE || pipe(pipefd))
+		iov.iov_base = MAP_FAILED;
+		if (pwrite(fd, src, 2 * PAGE, 0) != PAGE || pipe(pipefd) ||
+		    (iov.iov_base = mmap(NULL, PAGE, PROT_READ, MAP_SHARED, fd, 0)) ==
+		    MAP_FAILED || vmsplice(pipefd[1], &iov, 1, 0) != PAGE) {
+			diag("held file %d: %s", i, strerror(errno));
 			_exit(1);
-		iov.iov_base = mmap(NULL, PAGE, PROT_READ, MAP_SHARED, fd, 0);
-		if (iov.iov_base == MAP_FAILED ||
-		    vmsplice(pipefd[1], &iov, 1, 0) != PAGE)
-			_exit(1);
+		}
 		munmap(iov.iov_base, PAGE);
 		close(fd);
 	}
@@ -388,13 +389,17 @@ static void appends_then_more(void *dir)
 	int fd = open_new(dir, "a");
 
 	for (long p = 0; p <= 17 * MB / PAGE; p++)
-		if (write(fd, page, PAGE) != PAGE)
+		if (write(fd, page, PAGE) != PAGE) {
+			diag("append at %ldK: %s", p * 4, strerror(errno));
 			_exit(1);
+		}
 	close(fd);
 	fd = open_new(dir, "b");
 	for (long off = 0; off < 5 * MB / 2; off += MB / 2)
-		if (pwrite(fd, half, MB / 2, off) != MB / 2)
+		if (pwrite(fd, half, MB / 2, off) != MB / 2) {
+			diag("pwrite 512K at %ldK: %s", off / KB, strerror(errno));
 			_exit(1);
+		}
 	close(fd);
 }
 
