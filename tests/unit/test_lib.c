@@ -670,9 +670,11 @@ static void test_metrics(void)
 	s.mthp[1].split = 3;
 	s.totals.allocs[9][SHMEM_STAT_PATH_FALLOC] = 4;
 	s.totals.fallbacks[9][SHMEM_STAT_FB_CHARGE] = 1;
-	s.hists[SHMEM_HIST_ALLOC].slots[2] = 1;	/* 3 or 4 ns */
-	s.hists[SHMEM_HIST_ALLOC].slots[4] = 2;
-	s.hists[SHMEM_HIST_ALLOC].sum = 30;
+	s.hists[SHMEM_HIST_ALLOC].slots[shmem_hist_slot(3)] = 1;
+	s.hists[SHMEM_HIST_ALLOC].slots[shmem_hist_slot(256)] = 1;
+	s.hists[SHMEM_HIST_ALLOC].slots[shmem_hist_slot(1024)] = 1;
+	s.hists[SHMEM_HIST_ALLOC].slots[shmem_hist_slot(1025)] = 1;
+	s.hists[SHMEM_HIST_ALLOC].sum = 3 + 256 + 1024 + 1025;
 	s.hists[SHMEM_HIST_UPTODATE].slots[shmem_hist_slot(3000000000ULL)] = 1;
 	s.hists[SHMEM_HIST_UPTODATE].slots[SHMEM_HIST_TOP + 1] = 1;	/* 2 hours */
 	s.nr_meminfo = 1;
@@ -709,16 +711,18 @@ static void test_metrics(void)
 	      sample(text, "shmem_mthp_split_failed_total{size=\"16K\"}") == 0 &&
 	      !strstr(text, "\nmthp_") && !strstr(text, "kB\""),
 	      "metrics: shmem_mthp_split_total and _failed_total, sizes as 2M and 16K");
-	check(text && sample(text, "shmem_alloc_latency_seconds_bucket{le=\"0.000000002\"}") == 0 &&
-	      sample(text, "shmem_alloc_latency_seconds_bucket{le=\"0.000000004\"}") == 1 &&
-	      sample(text, "shmem_alloc_latency_seconds_bucket{le=\"0.000000016\"}") == 3 &&
-	      sample(text, "shmem_alloc_latency_seconds_bucket{le=\"+Inf\"}") == 3 &&
-	      strstr(text, "shmem_alloc_latency_seconds_sum 0.000000030\n") &&
-	      sample(text, "shmem_alloc_latency_seconds_count") == 3,
-	      "metrics: cumulative le buckets, a value in the first bucket at or above it");
+	check(text && sample(text, "shmem_alloc_latency_seconds_bucket{le=\"0.000000256\"}") == 2 &&
+	      sample(text, "shmem_alloc_latency_seconds_bucket{le=\"0.000001024\"}") == 3 &&
+	      sample(text, "shmem_alloc_latency_seconds_bucket{le=\"0.000004096\"}") == 4 &&
+	      sample(text, "shmem_alloc_latency_seconds_bucket{le=\"+Inf\"}") == 4 &&
+	      strstr(text, "shmem_alloc_latency_seconds_sum 0.000002308\n") &&
+	      sample(text, "shmem_alloc_latency_seconds_count") == 4,
+	      "metrics: cumulative le buckets, a value in the first bucket at or above it "
+	      "(1024 ns in le=0.000001024, 1025 ns in le=0.000004096)");
 	/*
-	 * Issue 23's suspicion: %.9g put some bounds below 2^n ns
-	 * (1.07374182 for 2^30).  Each bound, read as a decimal, is 2^n ns.
+	 * Issue 30: 44 buckets were too many series.  The bounds are 256 ns
+	 * and every 4x to 2^42 ns, each exact (issue 23: %.9g put some below
+	 * 2^n ns, 1.07374182 for 2^30), counts never falling.
 	 */
 	for (const char *at = text; at && (at = strstr(at, "shmem_folio_uptodate_seconds_bucket{le=\"")); at++) {
 		unsigned long long whole = 0, ns;
@@ -733,22 +737,22 @@ static void test_metrics(void)
 		for (size_t k = strlen(frac); k < 9; k++)
 			ns *= 10;
 		ns += whole * 1000000000ULL;
-		exact &= nr_bounds <= SHMEM_HIST_TOP && ns == 1ULL << nr_bounds;
+		exact &= nr_bounds < 18 && ns == 256ULL << (2 * nr_bounds);
 		nr_bounds++;
 		v = strtoll(strchr(at, ' ') + 1, NULL, 10);
 		monotonic &= v >= last;
 		last = v;
 	}
-	check(exact && nr_bounds == SHMEM_HIST_TOP + 1,
-	      "metrics: each le bound is 2^n ns exactly, n = 0..%d (%d bounds)",
-	      SHMEM_HIST_TOP, nr_bounds);
+	check(exact && nr_bounds == 18,
+	      "metrics: 18 le bounds, 256 ns * 4^k exactly, k = 0..17 (%d bounds)",
+	      nr_bounds);
 	check(text && monotonic &&
-	      sample(text, "shmem_folio_uptodate_seconds_bucket{le=\"2.147483648\"}") == 0 &&
+	      sample(text, "shmem_folio_uptodate_seconds_bucket{le=\"1.073741824\"}") == 0 &&
 	      sample(text, "shmem_folio_uptodate_seconds_bucket{le=\"4.294967296\"}") == 1 &&
 	      sample(text, "shmem_folio_uptodate_seconds_bucket{le=\"4398.046511104\"}") == 1 &&
 	      sample(text, "shmem_folio_uptodate_seconds_bucket{le=\"+Inf\"}") == 2 &&
 	      sample(text, "shmem_folio_uptodate_seconds_count") == 2,
-	      "metrics: 3 s above le=2.147, buckets to 4398 s (73 min), two hours only in +Inf == _count");
+	      "metrics: 3 s above le=1.07, buckets to 4398 s (73 min), two hours only in +Inf == _count");
 	check(text && sample(text, "shmem_meminfo_bytes{field=\"Shmem\"}") == 3072,
 	      "metrics: meminfo in bytes");
 	check(text && strstr(text, "name=\"a \\\"quoted\\\" name\"} 4\n"),

@@ -274,11 +274,20 @@ static void print_blocks(FILE *out, const struct shmem_snapshot *s)
 }
 
 /*
- * Slot n counts values in (2^(n-1), 2^n] ns, so the cumulative bucket
- * le=2^n ns holds every value at or below it; the last slot, values
- * above 2^SHMEM_HIST_TOP ns, only +Inf.  Buckets and _count come from the
- * same slots, so they agree in every scrape.
+ * The buckets served: le = 256 ns and every 4x up to 2^42 ns (4398 s, 73
+ * min), 18 bounds and +Inf, not the 43 log2 bounds the maps keep, whose
+ * 2x steps cost a series each for a resolution dashboards do not use
+ * (shmemhist prints them).  Slot n counts values in (2^(n-1), 2^n] ns,
+ * so the cumulative bucket le=2^n ns is the sum of slots 0..n: exact for
+ * any even n.  Values above 2^SHMEM_HIST_TOP ns are only in +Inf.
+ * Buckets and _count come from the same slots, so they agree in every
+ * scrape; _sum is the maps' own.
  */
+#define BUCKET_FIRST_LOG2 8	/* 256 ns: anything faster is one bucket */
+#define BUCKET_STEP_LOG2 2	/* a bound every 4x */
+_Static_assert((SHMEM_HIST_TOP - BUCKET_FIRST_LOG2) % BUCKET_STEP_LOG2 == 0,
+	       "the last bound is the maps' last, 2^SHMEM_HIST_TOP ns");
+
 /*
  * @ns in seconds, exactly (a whole number of ns is at most 9 decimals):
  * a rounded bound, as %.9g gave, may fall below the values it holds.
@@ -300,12 +309,15 @@ static void print_hist(FILE *out, const char *name, const char *help,
 {
 	__u64 cumulative = 0, count = shmem_hist_count(h);
 	char le[32];
+	int slot = 0;
 
 	/* every bucket, always: a heatmap wants the same set each scrape */
 	header(out, name, "histogram", help);
-	for (int i = 0; i <= SHMEM_HIST_TOP; i++) {
-		cumulative += h->slots[i];
-		exact_seconds(le, sizeof(le), 1ULL << i);
+	for (int bound = BUCKET_FIRST_LOG2; bound <= SHMEM_HIST_TOP;
+	     bound += BUCKET_STEP_LOG2) {
+		while (slot <= bound)
+			cumulative += h->slots[slot++];
+		exact_seconds(le, sizeof(le), 1ULL << bound);
 		fprintf(out, "%s_bucket{le=\"%s\"} %llu\n", name, le,
 			(unsigned long long)cumulative);
 	}
