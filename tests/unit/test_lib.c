@@ -753,6 +753,10 @@ static void test_metrics(void)
 	      sample(text, "shmem_folio_uptodate_seconds_bucket{le=\"+Inf\"}") == 2 &&
 	      sample(text, "shmem_folio_uptodate_seconds_count") == 2,
 	      "metrics: 3 s above le=1.07, buckets to 4398 s (73 min), two hours only in +Inf == _count");
+	/* issue 30: the help named the function where the data is the event's */
+	check(text && strstr(text, "# HELP shmem_alloc_latency_seconds Time to allocate a shmem folio, from the shmem_alloc_time trace event:") &&
+	      !strstr(text, "shmem_alloc_and_add_folio"),
+	      "metrics: the allocation time's help names the event it comes from");
 	check(text && sample(text, "shmem_meminfo_bytes{field=\"Shmem\"}") == 3072,
 	      "metrics: meminfo in bytes");
 	check(text && strstr(text, "name=\"a \\\"quoted\\\" name\"} 4\n"),
@@ -778,6 +782,12 @@ static void test_metrics(void)
 	      "metrics: no per-file or per-file-system series unless kept");
 	check(text && !strstr(text, "_latency_seconds") && !strstr(text, "uptodate_seconds"),
 	      "metrics: no histogram without --latency");
+	free(text);
+	s.info.tracepoints = 0;
+	s.info.signals = SHMEM_SIG_ALLOCS | SHMEM_SIG_LAT_ALLOC;
+	text = shmem_metrics_text(&s, &mounts, 0);
+	check(text && strstr(text, "# HELP shmem_alloc_latency_seconds Time to allocate a shmem folio: each shmem_alloc_and_add_folio() call, timed by fentry/fexit"),
+	      "metrics: in fallback mode, it names the function it times");
 	check(text && sample(text, "shmem_folio_fallbacks_total{order=\"9\",size=\"2M\",reason=\"charge\"}") == 1 &&
 	      !strstr(text, "reason=\"alloc\"") && !strstr(text, "shmem_folio_splits_total{"),
 	      "metrics: where fallbacks and splits are not observed, what was counted and no zeros");
