@@ -17,7 +17,6 @@
 #include <sys/capability.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 #include <microhttpd.h>
 #include "shmem_tools.h"
@@ -140,19 +139,33 @@ static pthread_mutex_t scrape_lock = PTHREAD_MUTEX_INITIALIZER;
 /* the pinned maps were replaced or removed: main exits once that is said */
 static _Atomic bool pins_ended;
 
-/* when this exporter started: a scraper tells a restart by it */
+/*
+ * When this process started (process_start_time_seconds, read once): a
+ * scraper tells a restart by it
+ */
 static double start_time;
 
-/* @text and this process's start time after it; @text is freed */
-static char *with_start_time(char *text)
+/* @text and this process's own metrics after it; @text is freed */
+static char *with_process(char *text)
 {
+	struct shmem_process p;
 	char *out = NULL;
+	size_t len = 0;
+	FILE *f;
 
-	if (text && asprintf(&out, "%s"
-			     "# HELP shmem_exporter_start_time_seconds When this exporter started (Unix time): a new value is a restart, every counter from 0 again.\n"
-			     "# TYPE shmem_exporter_start_time_seconds gauge\n"
-			     "shmem_exporter_start_time_seconds %.3f\n", text, start_time) < 0)
-		out = NULL;
+	if (!text)
+		return NULL;
+	f = open_memstream(&out, &len);
+	if (f) {
+		fputs(text, f);
+		/* one unreadable /proc file leaves them out, not the scrape */
+		if (!shmem_process_read("/proc/self", &p))
+			shmem_process_print(f, &p, start_time);
+		if (fclose(f)) {
+			free(out);
+			out = NULL;
+		}
+	}
 	free(text);
 	return out;
 }
@@ -172,7 +185,7 @@ static char *scrape(void)
 		/* pinned maps (shmemtrace) keep every row kind: -F decides */
 		if (!env.filesystems)
 			s.info.rows &= ~(1U << SHMEM_ROWS_FSES);
-		text = with_start_time(shmem_metrics_text(&s, &mounts, env.top_files));
+		text = with_process(shmem_metrics_text(&s, &mounts, env.top_files));
 		shmem_mounts_free(&mounts);
 		shmem_snapshot_free(&s);
 	}
@@ -565,7 +578,10 @@ int main(int argc, char **argv)
 
 	if (shmem_parse_args(&argp, argc, argv))
 		return EX_USAGE;
-	start_time = time(NULL);
+	if (shmem_process_start_time("/proc/self", "/proc/stat", &start_time)) {
+		fprintf(stderr, PROG ": cannot read its start time from /proc/self/stat and /proc/stat\n");
+		return 1;
+	}
 	/* counting only, unless rows are asked for */
 	shmem_args.tracer.rows = (env.filesystems ? 1U << SHMEM_ROWS_FSES : 0) |
 				 (env.top_files ? 1U << SHMEM_ROWS_FILES : 0);

@@ -658,6 +658,7 @@ static void test_metrics(void)
 	long long last = 0;
 	bool monotonic = true, exact = true;
 	int nr_bounds = 0;
+	char build_info[256];
 
 	one_mount(&mounts);
 	s.info.tracepoints = 1;
@@ -761,6 +762,12 @@ static void test_metrics(void)
 	      "metrics: meminfo in bytes");
 	check(text && strstr(text, "name=\"a \\\"quoted\\\" name\"} 4\n"),
 	      "metrics: per-file series with the name escaped");
+	snprintf(build_info, sizeof(build_info),
+		 "\nshmem_exporter_build_info{version=\"%s\",tracing_mode=\"tracepoints\"}",
+		 shmem_version);
+	check(text && sample(text, build_info) == 1,
+	      "metrics: the build info, labelled with the version and tracing mode (%s)",
+	      build_info + 1);
 	check(text && sample(text, "shmem_tracing_signal{signal=\"zeroed\"}") == 0 &&
 	      sample(text, "shmem_tracing_info{mode=\"tracepoints\"}") == 1,
 	      "metrics: the mode and what is missing");
@@ -873,6 +880,84 @@ static void test_ramp(void)
 	free(text);
 	shmem_mounts_free(&mounts);
 	shmem_snapshot_free(&s);
+}
+
+/*
+ * Issue 30: the process_* metrics of the client libraries, from a /proc
+ * made here: a command name with spaces and parentheses, 3 fds (and
+ * "." and ".."), a soft limit of 1024 open files
+ */
+static void test_process(void)
+{
+	char dir[] = "/tmp/shmem-unit-proc-XXXXXX", path[256];
+	long tck = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+	struct shmem_process p = {};
+	double start = 0, want_start = 1700000000 + 1000.0 / tck;
+	char want[1024], *text = NULL;
+	size_t len = 0;
+	FILE *out, *f;
+	int err;
+
+	if (!mkdtemp(dir))
+		die("mkdtemp");
+	snprintf(path, sizeof(path), "%s/stat", dir);
+	f = fopen(path, "w");
+	/* utime 250 and stime 50 ticks, starttime 1000 ticks, 8 MiB, 300 pages */
+	fprintf(f, "42 (a (b) c) S 1 42 42 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 "
+		"3 0 1000 8388608 300 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0\n");
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/limits", dir);
+	f = fopen(path, "w");
+	fprintf(f, "Limit                     Soft Limit           Hard Limit           Units     \n"
+		"Max cpu time              unlimited            unlimited            seconds   \n"
+		"Max open files            1024                 524288               files     \n");
+	fclose(f);
+	/* fd numbers far above this test's own: not the one reading them */
+	snprintf(path, sizeof(path), "%s/fd", dir);
+	mkdir(path, 0755);
+	for (int fd = 1000; fd < 1003; fd++) {
+		snprintf(path, sizeof(path), "%s/fd/%d", dir, fd);
+		close(open(path, O_CREAT | O_WRONLY, 0644));
+	}
+	snprintf(path, sizeof(path), "%s/proc-stat", dir);
+	f = fopen(path, "w");
+	fprintf(f, "cpu  1 2 3 4\nintr 5\nbtime 1700000000\nprocesses 9\n");
+	fclose(f);
+
+	err = shmem_process_start_time(dir, path, &start);
+	check(!err && start == want_start,
+	      "process: started at the boot time plus its start in ticks (%.2f)", start);
+	err = shmem_process_read(dir, &p);
+	check(!err && p.cpu_seconds == 300.0 / tck &&
+	      p.virtual_bytes == 8388608 && p.resident_bytes == 300ULL * page &&
+	      p.open_fds == 3 && p.max_fds == 1024,
+	      "process: CPU time, memory and fds read past a command name with parentheses "
+	      "(%g s, %llu, %llu, %llu fds of %llu)", p.cpu_seconds,
+	      (unsigned long long)p.virtual_bytes, (unsigned long long)p.resident_bytes,
+	      (unsigned long long)p.open_fds, (unsigned long long)p.max_fds);
+	out = open_memstream(&text, &len);
+	shmem_process_print(out, &p, start);
+	fclose(out);
+	snprintf(want, sizeof(want),
+		 "# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total %.15g\n",
+		 300.0 / tck);
+	check(strstr(text, want) && sample(text, "\nprocess_open_fds") == 3 &&
+	      sample(text, "\nprocess_max_fds") == 1024 &&
+	      sample(text, "\nprocess_virtual_memory_bytes") == 8388608 &&
+	      sample(text, "\nprocess_resident_memory_bytes") == 300LL * page &&
+	      strstr(text, "# TYPE process_start_time_seconds gauge\n") &&
+	      strstr(text, "# TYPE process_resident_memory_bytes gauge\n"),
+	      "process: the client libraries' names and types");
+	snprintf(want, sizeof(want), "\nprocess_start_time_seconds %.15g\n", want_start);
+	check(strstr(text, want), "process: the start time as read (%.15g)", want_start);
+	free(text);
+	snprintf(path, sizeof(path), "rm -rf %s", dir);
+	if (system(path))
+		die("rm");
+	err = shmem_process_read("/proc/self", &p);
+	check(!err && p.open_fds >= 3 &&
+	      p.max_fds > 0 && p.resident_bytes > 0,
+	      "process: this test's own /proc/self reads");
 }
 
 static void test_split_command(void)
@@ -998,6 +1083,7 @@ int main(void)
 	test_log2();
 	test_metrics();
 	test_ramp();
+	test_process();
 	test_split_command();
 	test_command_status();
 	test_signal_in_wait();

@@ -425,10 +425,17 @@ static void print_files(FILE *out, struct shmem_snapshot *s,
 
 static void print_signals(FILE *out, const struct shmem_snapshot *s)
 {
+	const char *mode = s->info.tracepoints ? "tracepoints" : "fallback";
+
+	/* as other exporters' _build_info: a dashboard's table of versions */
+	header(out, "shmem_exporter_build_info", "gauge",
+	       "1, labelled with the exporter's version (git describe of its build) and its tracing mode (tracepoints or fallback).");
+	fputs("shmem_exporter_build_info{version=\"", out);
+	label_value(out, shmem_version);
+	fprintf(out, "\",tracing_mode=\"%s\"} 1\n", mode);
 	header(out, "shmem_tracing_info", "gauge",
 	       "1, labelled with the tracing mode (tracepoints or fallback).");
-	fprintf(out, "shmem_tracing_info{mode=\"%s\"} 1\n",
-		s->info.tracepoints ? "tracepoints" : "fallback");
+	fprintf(out, "shmem_tracing_info{mode=\"%s\"} 1\n", mode);
 	header(out, "shmem_tracing_signal", "gauge",
 	       "1 if this kernel and configuration observe the signal, else 0.");
 	for (unsigned int i = 0; i < SHMEM_NR_SIGNALS; i++)

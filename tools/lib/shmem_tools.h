@@ -266,6 +266,27 @@ void shmem_mounts_free(struct shmem_mounts *m);
 char *shmem_metrics_text(struct shmem_snapshot *s,
 			 const struct shmem_mounts *mounts, size_t top_files);
 
+/* The process_* metrics of the Prometheus client libraries (process.c) */
+struct shmem_process {
+	double cpu_seconds;	/* user and system */
+	__u64 virtual_bytes;
+	__u64 resident_bytes;
+	__u64 open_fds;		/* not counting the one that counted them */
+	__u64 max_fds;		/* the soft limit */
+};
+
+/*
+ * When the process of @self (/proc/self) started, in Unix time: its start
+ * in clock ticks after boot and the boot time in @proc_stat (/proc/stat).
+ * Read it once: the boot time moves when the clock is set.
+ */
+int shmem_process_start_time(const char *self, const char *proc_stat,
+			     double *start_time);
+/* Its CPU time, memory and file descriptors now, from @self */
+int shmem_process_read(const char *self, struct shmem_process *p);
+void shmem_process_print(FILE *out, const struct shmem_process *p,
+			 double start_time);
+
 /*
  * libbpf-tools style log2 histogram; with @ms the same slots, their bounds
  * in milliseconds.
@@ -358,6 +379,8 @@ extern const struct argp shmem_loader_argp;
 extern const struct argp shmem_pinned_argp;
 /* --version, for every tool */
 extern const struct argp shmem_version_argp;
+/* what it prints: git describe of the build, or "unknown" */
+extern const char shmem_version[];
 
 /* Command line (cli.c): errors are one line naming the problem. */
 int shmem_arg_error(struct argp_state *state, const char *fmt, ...)
