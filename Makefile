@@ -137,7 +137,7 @@ TOOL_CFLAGS := $(CFLAGS) -Iinclude -Itools/lib -I$(GEN) -DSHMEM_VERSION='"$(VERS
 TOOL_LIBS := -lbpf -lelf -lz -ljson-c
 LIB_SRCS := tools/lib/snapshot.c tools/lib/tracer.c tools/lib/cli.c tools/lib/metrics.c \
 	tools/lib/maps.c tools/lib/names.c tools/lib/json.c tools/lib/hist.c tools/lib/mounts.c \
-	tools/lib/process.c
+	tools/lib/process.c tools/lib/file_series.c
 
 $(BUILD)/bpf/shmem.bpf.o: bpf/shmem.bpf.c include/shmem_map_types.h include/vmlinux.h
 	@mkdir -p $(@D)
@@ -198,7 +198,7 @@ $(BIN):
 
 UNIT_SRCS := tests/unit/test_lib.c tests/kernel/lib.c tools/lib/snapshot.c tools/lib/cli.c tools/lib/metrics.c \
 	tools/lib/maps.c tools/lib/names.c tools/lib/json.c tools/lib/hist.c tools/lib/mounts.c \
-	tools/lib/process.c
+	tools/lib/process.c tools/lib/file_series.c
 $(BIN)/shmem_unit_test: $(UNIT_SRCS) tools/lib/shmem_tools.h | $(BIN)
 	$(CC) $(TOOL_CFLAGS) -DSHMEM_COUNT_COMPARISONS -Itests/kernel -o $@ $(UNIT_SRCS) $(TOOL_LIBS)
 

@@ -497,7 +497,7 @@ static void test_partial_now(void)
 	      !json_object_object_get_ex(v, "partial", NULL),
 	      "JSON: the file's row the same, no ambiguous \"partial\"");
 	json_object_put(o);
-	text = shmem_metrics_text(&s, NULL, 0);
+	text = shmem_metrics_text(&s, NULL, NULL);
 	check(text && sample(text, "\nshmem_folios_became_partial_total") == 65 &&
 	      sample(text, "\nshmem_folios_became_full_total") == 64 &&
 	      sample(text, "\nshmem_folios_partial") == 1 &&
@@ -659,6 +659,7 @@ static void test_metrics(void)
 	bool monotonic = true, exact = true;
 	int nr_bounds = 0;
 	char build_info[256];
+	struct shmem_file_series files;
 
 	one_mount(&mounts);
 	s.info.tracepoints = 1;
@@ -689,7 +690,9 @@ static void test_metrics(void)
 	e->row.allocs[9] = 4;
 	s.capacity[SHMEM_ROWS_FILES] = 10240;
 	s.dropped[SHMEM_ROWS_FILES] = 760;
-	text = shmem_metrics_text(&s, &mounts, 1);
+	shmem_file_series_init(&files, 1, 600);
+	check(!shmem_file_series_update(&files, &s), "metrics: the file series updated");
+	text = shmem_metrics_text(&s, &mounts, &files);
 	check(text && sample(text, "shmem_folio_allocs_total{order=\"9\",size=\"2M\",path=\"fallocate\"}") == 4,
 	      "metrics: allocations with order, size and path");
 	check(text && sample(text, "shmem_filesystem_folio_allocs_total{order=\"9\",size=\"2M\",device=\"0:30\",mountpoint=\"/mnt/large\"}") == 4,
@@ -783,7 +786,7 @@ static void test_metrics(void)
 	free(text);
 	s.info.rows = 0;
 	s.info.signals = SHMEM_SIG_ALLOCS;
-	text = shmem_metrics_text(&s, &mounts, 0);
+	text = shmem_metrics_text(&s, &mounts, NULL);
 	check(text && !strstr(text, "shmem_file_folio_allocs_total{") &&
 	      !strstr(text, "shmem_filesystem_folio_allocs_total{"),
 	      "metrics: no per-file or per-file-system series unless kept");
@@ -792,13 +795,14 @@ static void test_metrics(void)
 	free(text);
 	s.info.tracepoints = 0;
 	s.info.signals = SHMEM_SIG_ALLOCS | SHMEM_SIG_LAT_ALLOC;
-	text = shmem_metrics_text(&s, &mounts, 0);
+	text = shmem_metrics_text(&s, &mounts, NULL);
 	check(text && strstr(text, "# HELP shmem_alloc_latency_seconds Time to allocate a shmem folio: each shmem_alloc_and_add_folio() call, timed by fentry/fexit"),
 	      "metrics: in fallback mode, it names the function it times");
 	check(text && sample(text, "shmem_folio_fallbacks_total{order=\"9\",size=\"2M\",reason=\"charge\"}") == 1 &&
 	      !strstr(text, "reason=\"alloc\"") && !strstr(text, "shmem_folio_splits_total{"),
 	      "metrics: where fallbacks and splits are not observed, what was counted and no zeros");
 	free(text);
+	shmem_file_series_free(&files);
 	shmem_mounts_free(&mounts);
 	shmem_snapshot_free(&s);
 }
@@ -809,9 +813,10 @@ static void test_metrics(void)
  */
 static void test_ramp(void)
 {
-	const char *files = "shmem_file_folio_ramp_allocs_total{order=\"9\",size=\"2M\",device=\"0:30\",mountpoint=\"/mnt/large\",inode=\"7\",name=\"log\"}";
+	const char *files = "shmem_file_folio_ramp_allocs_total{order=\"9\",size=\"2M\",device=\"0:30\",mountpoint=\"/mnt/large\",name=\"log\"}";
 	const char *fses = "shmem_filesystem_folio_ramp_allocs_total{order=\"1\",size=\"8K\",device=\"0:30\",mountpoint=\"/mnt/large\"}";
 	struct shmem_snapshot s = {};
+	struct shmem_file_series fs;
 	struct shmem_mounts mounts;
 	json_object *o, *v;
 	char *text;
@@ -849,7 +854,9 @@ static void test_ramp(void)
 	      json_object_get_int(json_object_object_get(v, "ramp_fallbacks")) == 2,
 	      "JSON: ramp_orders, ramp_fallbacks, and each row's ramp_allocs and ramp_fallbacks");
 	json_object_put(o);
-	text = shmem_metrics_text(&s, &mounts, 1);
+	shmem_file_series_init(&fs, 1, 600);
+	shmem_file_series_update(&fs, &s);
+	text = shmem_metrics_text(&s, &mounts, &fs);
 	check(text && sample(text, "shmem_folio_ramp_allocs_total{order=\"1\",size=\"8K\"}") == 8 &&
 	      sample(text, "shmem_folio_ramp_allocs_total{order=\"9\",size=\"2M\"}") == 1 &&
 	      !strstr(text, "shmem_folio_ramp_allocs_total{order=\"0\"") &&
@@ -873,13 +880,153 @@ static void test_ramp(void)
 		json_object_object_get(o, "missing"), 0)), "append ramp"),
 	      "JSON without the ramp: no ramp fields, \"append ramp\" missing");
 	json_object_put(o);
-	text = shmem_metrics_text(&s, &mounts, 1);
+	text = shmem_metrics_text(&s, &mounts, &fs);
 	check(text && !strstr(text, "ramp_allocs_total") && !strstr(text, "ramp_fallbacks_total") &&
 	      sample(text, "shmem_tracing_signal{signal=\"ramp\"}") == 0,
 	      "metrics without the ramp: no ramp series, shmem_tracing_signal 0 for it");
 	free(text);
+	shmem_file_series_free(&fs);
 	shmem_mounts_free(&mounts);
 	shmem_snapshot_free(&s);
+}
+
+/* A file row of @name (inode @ino, inserted at @inserted) on 0:30 */
+static struct shmem_row_entry *file_row(struct shmem_snapshot *s, __u64 ino,
+					const char *name, __u64 inserted)
+{
+	struct shmem_row_entry *e = add_row(s, SHMEM_ROWS_FILES, ino, name);
+
+	e->dev = 30;
+	e->row.inserted_ns = inserted;
+	return e;
+}
+
+/* The number of distinct file names among @text's per-file series */
+static int file_series_count(const char *text)
+{
+	const char *names[64];
+	int n = 0;
+
+	for (const char *at = text; (at = strstr(at, "\nshmem_file_folio_allocs_total{")); at++) {
+		const char *name = strstr(at, "name=\"");
+		bool seen = false;
+
+		for (int i = 0; i < n; i++)
+			seen |= !strncmp(names[i], name, strcspn(name, "}") + 1);
+		if (!seen && n < 64)
+			names[n++] = name;
+	}
+	return n;
+}
+
+/*
+ * Issue 30: per-file series by inode churned (a file created again was a
+ * new series each time), a file leaving the top N and coming back, or
+ * its row dropped by the LRU map, went back, and they did not add up to
+ * the totals.  Now: at most -f N files, keyed by file system and name,
+ * an "other" series for the rest, every value only growing, the sum
+ * exact.  Two series (-f 2), idle time 10 s, scrapes at given times.
+ */
+static void test_file_series(void)
+{
+	const char *a = "shmem_file_folio_allocs_total{order=\"0\",size=\"4K\",device=\"0:30\",mountpoint=\"/mnt/large\",name=\"a\"}";
+	const char *b = "shmem_file_folio_allocs_total{order=\"9\",size=\"2M\",device=\"0:30\",mountpoint=\"/mnt/large\",name=\"b\"}";
+	const char *c = "shmem_file_folio_allocs_total{order=\"0\",size=\"4K\",device=\"0:30\",mountpoint=\"/mnt/large\",name=\"c\"}";
+	const char *other4k = "shmem_file_folio_allocs_total{order=\"0\",size=\"4K\",name=\"" SHMEM_OTHER_FILES "\"}";
+	const char *other2m = "shmem_file_folio_allocs_total{order=\"9\",size=\"2M\",name=\"" SHMEM_OTHER_FILES "\"}";
+	struct shmem_file_series fs;
+	struct shmem_mounts mounts;
+	struct shmem_snapshot s;
+	char *text;
+
+	one_mount(&mounts);
+	shmem_file_series_init(&fs, 2, 10);
+
+	/* t=0: a 5 4K folios, b one 2M, c one 4K, two 4K without a row */
+	memset(&s, 0, sizeof(s));
+	s.info.rows = 1U << SHMEM_ROWS_FILES;
+	s.totals.allocs[0][SHMEM_STAT_PATH_WRITE] = 8;
+	s.totals.allocs[9][SHMEM_STAT_PATH_FALLOC] = 1;
+	file_row(&s, 1, "a", 100)->row.allocs[0] = 5;
+	file_row(&s, 2, "b", 100)->row.allocs[9] = 1;
+	file_row(&s, 3, "c", 100)->row.allocs[0] = 1;
+	check(!shmem_file_series_update(&fs, &s), "file series: first update");
+	text = shmem_metrics_text(&s, &mounts, &fs);
+	check(sample(text, a) == 5 && sample(text, b) == 1 && sample(text, c) == -1 &&
+	      sample(text, other4k) == 3 && sample(text, other2m) == -1 &&
+	      file_series_count(text) == 3 && !strstr(text, "inode="),
+	      "file series: the two busiest (ties by name) get one, the rest in \"other\": "
+	      "a 5 + other 3 = 8 4K, b 1 2M; no inode label");
+	free(text);
+	shmem_snapshot_free(&s);
+
+	/*
+	 * t=5: a's row dropped and inserted again (another stamp) with 2; b
+	 * deleted and created again (inode 4) with one more 2M; c one more
+	 */
+	s.time = 5;
+	s.info.rows = 1U << SHMEM_ROWS_FILES;
+	s.totals.allocs[0][SHMEM_STAT_PATH_WRITE] = 11;
+	s.totals.allocs[9][SHMEM_STAT_PATH_FALLOC] = 2;
+	file_row(&s, 1, "a", 200)->row.allocs[0] = 2;
+	file_row(&s, 2, "b", 100)->row.allocs[9] = 1;
+	file_row(&s, 4, "b", 300)->row.allocs[9] = 1;
+	file_row(&s, 3, "c", 100)->row.allocs[0] = 2;
+	check(!shmem_file_series_update(&fs, &s), "file series: second update");
+	text = shmem_metrics_text(&s, &mounts, &fs);
+	check(sample(text, a) == 7 && sample(text, b) == 2 && sample(text, c) == -1 &&
+	      sample(text, other4k) == 4 && file_series_count(text) == 3,
+	      "file series: a's row inserted again adds its 2 (7, not back to 2), b created "
+	      "again goes on in its series (2), c still in \"other\" (4): 7 + 4 = 11");
+	free(text);
+	shmem_snapshot_free(&s);
+
+	/* t=15: only c allocates; a and b idle 10 s: c takes a's (ties by name) */
+	s.time = 15;
+	s.info.rows = 1U << SHMEM_ROWS_FILES;
+	s.totals.allocs[0][SHMEM_STAT_PATH_WRITE] = 12;
+	s.totals.allocs[9][SHMEM_STAT_PATH_FALLOC] = 2;
+	file_row(&s, 1, "a", 200)->row.allocs[0] = 2;
+	file_row(&s, 4, "b", 300)->row.allocs[9] = 1;
+	file_row(&s, 3, "c", 100)->row.allocs[0] = 3;
+	check(!shmem_file_series_update(&fs, &s), "file series: third update");
+	text = shmem_metrics_text(&s, &mounts, &fs);
+	check(sample(text, a) == -1 && sample(text, b) == 2 && sample(text, c) == 1 &&
+	      sample(text, other4k) == 11 && sample(text, other2m) == -1 &&
+	      file_series_count(text) == 3,
+	      "file series: c, after idle a's 10 s, has a's series from its 1; a's 7 go to "
+	      "\"other\" (11): 1 + 11 = 12, never back");
+	free(text);
+	shmem_snapshot_free(&s);
+
+	/*
+	 * t=16: the rows read after the totals: c's row has 2 more, the
+	 * totals 1; "other" stays, then t=17 the totals have caught up
+	 */
+	s.time = 16;
+	s.info.rows = 1U << SHMEM_ROWS_FILES;
+	s.totals.allocs[0][SHMEM_STAT_PATH_WRITE] = 13;
+	s.totals.allocs[9][SHMEM_STAT_PATH_FALLOC] = 2;
+	file_row(&s, 3, "c", 100)->row.allocs[0] = 5;
+	check(!shmem_file_series_update(&fs, &s), "file series: fourth update");
+	text = shmem_metrics_text(&s, &mounts, &fs);
+	check(sample(text, c) == 3 && sample(text, other4k) == 11,
+	      "file series: rows ahead of the totals, \"other\" does not go back (11)");
+	free(text);
+	shmem_snapshot_free(&s);
+	s.time = 17;
+	s.info.rows = 1U << SHMEM_ROWS_FILES;
+	s.totals.allocs[0][SHMEM_STAT_PATH_WRITE] = 14;
+	s.totals.allocs[9][SHMEM_STAT_PATH_FALLOC] = 2;
+	file_row(&s, 3, "c", 100)->row.allocs[0] = 5;
+	check(!shmem_file_series_update(&fs, &s), "file series: fifth update");
+	text = shmem_metrics_text(&s, &mounts, &fs);
+	check(sample(text, c) == 3 && sample(text, other4k) == 11 && sample(text, b) == 2,
+	      "file series: the totals caught up, the sums exact again: 3 + 11 = 14 4K, 2 2M");
+	free(text);
+	shmem_snapshot_free(&s);
+	shmem_file_series_free(&fs);
+	shmem_mounts_free(&mounts);
 }
 
 /*
@@ -1083,6 +1230,7 @@ int main(void)
 	test_log2();
 	test_metrics();
 	test_ramp();
+	test_file_series();
 	test_process();
 	test_split_command();
 	test_command_status();

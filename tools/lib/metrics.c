@@ -76,13 +76,9 @@ static void fs_labels(FILE *out, const struct shmem_mounts *mounts, __u32 dev)
 	fputc('"', out);
 }
 
-/*
- * @name{order,size,device,mountpoint[,inode,name]} for each order of
- * @by_order, a count of row @e (a file system's, or a file's)
- */
-static void row_samples(FILE *out, const char *name, const __u64 *by_order,
-			const struct shmem_row_entry *e, bool file,
-			const struct shmem_mounts *mounts)
+/* @name{order,size,device,mountpoint} for each order of @by_order, of @dev */
+static void fs_samples(FILE *out, const char *name, const __u64 *by_order,
+		       __u32 dev, const struct shmem_mounts *mounts)
 {
 	for (unsigned int o = 0; o < SHMEM_NR_ORDERS; o++) {
 		if (!by_order[o])
@@ -90,13 +86,7 @@ static void row_samples(FILE *out, const char *name, const __u64 *by_order,
 		fprintf(out, "%s{", name);
 		order_labels(out, o);
 		fputc(',', out);
-		fs_labels(out, mounts, e->dev);
-		if (file) {
-			fprintf(out, ",inode=\"%llu\",name=\"",
-				(unsigned long long)e->id);
-			label_value(out, e->name);
-			fputc('"', out);
-		}
+		fs_labels(out, mounts, dev);
 		fprintf(out, "} %llu\n", (unsigned long long)by_order[o]);
 	}
 }
@@ -109,15 +99,15 @@ static void print_filesystems(FILE *out, const struct shmem_snapshot *s,
 	header(out, "shmem_filesystem_folio_allocs_total", "counter",
 	       "shmem folios allocated per file system, by order (rows the fses map kept).");
 	for (size_t i = 0; i < s->nr_rows[SHMEM_ROWS_FSES]; i++)
-		row_samples(out, "shmem_filesystem_folio_allocs_total",
-			    rows[i].row.allocs, &rows[i], false, mounts);
+		fs_samples(out, "shmem_filesystem_folio_allocs_total",
+			   rows[i].row.allocs, rows[i].dev, mounts);
 	if (!(s->info.signals & SHMEM_SIG_RAMP))
 		return;
 	header(out, "shmem_filesystem_folio_ramp_allocs_total", "counter",
 	       "Of shmem_filesystem_folio_allocs_total, the folios whose order the append ramp chose.");
 	for (size_t i = 0; i < s->nr_rows[SHMEM_ROWS_FSES]; i++)
-		row_samples(out, "shmem_filesystem_folio_ramp_allocs_total",
-			    rows[i].row.ramp_allocs, &rows[i], false, mounts);
+		fs_samples(out, "shmem_filesystem_folio_ramp_allocs_total",
+			   rows[i].row.ramp_allocs, rows[i].dev, mounts);
 }
 
 /*
@@ -398,29 +388,55 @@ static void print_kernel(FILE *out, const struct shmem_snapshot *s)
 			s->meminfo[i].name, (unsigned long long)s->meminfo[i].kb * 1024);
 }
 
-static void print_files(FILE *out, struct shmem_snapshot *s,
-			const struct shmem_mounts *mounts, size_t top)
+/*
+ * @name{order,size,device,mountpoint,name} of each file with a series,
+ * and @name{order,size,name="(other files)"}: by order, they add up to
+ * the totals
+ */
+static void file_samples(FILE *out, const char *name,
+			 const struct shmem_file_series *files, bool ramp,
+			 const struct shmem_mounts *mounts)
 {
-	const struct shmem_row_entry *rows = s->rows[SHMEM_ROWS_FILES];
-	size_t shown = 0;
+	for (size_t i = 0; i < files->nr; i++) {
+		const struct shmem_file_series_entry *f = &files->files[i];
+		const __u64 *by_order = ramp ? f->ramp_allocs : f->allocs;
 
+		for (unsigned int o = 0; o < SHMEM_NR_ORDERS; o++) {
+			if (!by_order[o])
+				continue;
+			fprintf(out, "%s{", name);
+			order_labels(out, o);
+			fputc(',', out);
+			fs_labels(out, mounts, f->dev);
+			fputs(",name=\"", out);
+			label_value(out, f->name);
+			fprintf(out, "\"} %llu\n", (unsigned long long)by_order[o]);
+		}
+	}
+	for (unsigned int o = 0; o < SHMEM_NR_ORDERS; o++) {
+		__u64 v = ramp ? files->other_ramp[o] : files->other[o];
+
+		if (!v)
+			continue;
+		fprintf(out, "%s{", name);
+		order_labels(out, o);
+		fprintf(out, ",name=\"" SHMEM_OTHER_FILES "\"} %llu\n",
+			(unsigned long long)v);
+	}
+}
+
+static void print_files(FILE *out, const struct shmem_snapshot *s,
+			const struct shmem_mounts *mounts,
+			const struct shmem_file_series *files)
+{
 	header(out, "shmem_file_folio_allocs_total", "counter",
-	       "Folios allocated per file, for the files with the most.");
-	shmem_rows_sort(s, SHMEM_ROWS_FILES, SHMEM_SORT_ALLOCS);
-	/* the busiest first: the rest have none */
-	while (shown < s->nr_rows[SHMEM_ROWS_FILES] && shown < top &&
-	       shmem_row_allocs(&rows[shown].row))
-		shown++;
-	for (size_t i = 0; i < shown; i++)
-		row_samples(out, "shmem_file_folio_allocs_total", rows[i].row.allocs,
-			    &rows[i], true, mounts);
+	       "Folios allocated per file (a file system and a file name), for at most -f files; name=\"" SHMEM_OTHER_FILES "\" (no device) counts the rest: by order they add up to shmem_folio_allocs_total.");
+	file_samples(out, "shmem_file_folio_allocs_total", files, false, mounts);
 	if (!(s->info.signals & SHMEM_SIG_RAMP))
 		return;
 	header(out, "shmem_file_folio_ramp_allocs_total", "counter",
 	       "Of shmem_file_folio_allocs_total, the folios whose order the append ramp chose.");
-	for (size_t i = 0; i < shown; i++)
-		row_samples(out, "shmem_file_folio_ramp_allocs_total",
-			    rows[i].row.ramp_allocs, &rows[i], true, mounts);
+	file_samples(out, "shmem_file_folio_ramp_allocs_total", files, true, mounts);
 }
 
 static void print_signals(FILE *out, const struct shmem_snapshot *s)
@@ -469,8 +485,9 @@ static void print_rows(FILE *out, const struct shmem_snapshot *s)
 	}
 }
 
-char *shmem_metrics_text(struct shmem_snapshot *s,
-			 const struct shmem_mounts *mounts, size_t top_files)
+char *shmem_metrics_text(const struct shmem_snapshot *s,
+			 const struct shmem_mounts *mounts,
+			 const struct shmem_file_series *files)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -487,8 +504,8 @@ char *shmem_metrics_text(struct shmem_snapshot *s,
 	print_blocks(out, s);
 	print_latency(out, s);
 	print_kernel(out, s);
-	if (top_files)
-		print_files(out, s, mounts, top_files);
+	if (files)
+		print_files(out, s, mounts, files);
 	if (fclose(out)) {
 		free(text);
 		return NULL;
