@@ -688,6 +688,7 @@ static void test_metrics(void)
 	e = add_row(&s, SHMEM_ROWS_FSES, 30, "tmpfs");
 	e->dev = 30;
 	e->row.allocs[9] = 4;
+	e->row.fallbacks = 1;
 	s.capacity[SHMEM_ROWS_FILES] = 10240;
 	s.dropped[SHMEM_ROWS_FILES] = 760;
 	shmem_file_series_init(&files, 1, 600);
@@ -697,6 +698,10 @@ static void test_metrics(void)
 	      "metrics: allocations with order, size and path");
 	check(text && sample(text, "shmem_filesystem_folio_allocs_total{order=\"9\",size=\"2M\",device=\"0:30\",mountpoint=\"/mnt/large\"}") == 4,
 	      "metrics: per file system, with its mount point");
+	/* issue 30: the dashboard's per-mount panels */
+	check(text && sample(text, "shmem_filesystem_folio_fallbacks_total{device=\"0:30\",mountpoint=\"/mnt/large\"}") == 1 &&
+	      sample(text, "shmem_filesystem_folio_splits_total{device=\"0:30\",mountpoint=\"/mnt/large\"}") == 0,
+	      "metrics: fallbacks and splits per file system, 0 too where observed");
 	check(text && sample(text, "shmem_folio_fallbacks_total{order=\"9\",size=\"2M\",reason=\"charge\"}") == 1,
 	      "metrics: fallbacks by order and reason");
 	/*
@@ -788,7 +793,8 @@ static void test_metrics(void)
 	s.info.signals = SHMEM_SIG_ALLOCS;
 	text = shmem_metrics_text(&s, &mounts, NULL);
 	check(text && !strstr(text, "shmem_file_folio_allocs_total{") &&
-	      !strstr(text, "shmem_filesystem_folio_allocs_total{"),
+	      !strstr(text, "shmem_filesystem_folio_allocs_total{") &&
+	      !strstr(text, "shmem_filesystem_folio_fallbacks_total"),
 	      "metrics: no per-file or per-file-system series unless kept");
 	check(text && !strstr(text, "_latency_seconds") && !strstr(text, "uptodate_seconds"),
 	      "metrics: no histogram without --latency");

@@ -94,6 +94,19 @@ static void fs_samples(FILE *out, const char *name, const __u64 *by_order,
 static void print_filesystems(FILE *out, const struct shmem_snapshot *s,
 			      const struct shmem_mounts *mounts)
 {
+	/* what the rows count of every order together: one series a mount */
+	static const struct {
+		__u32 signal;
+		const char *name, *help;
+		size_t offset;
+	} counts[] = {
+		{ SHMEM_SIG_FALLBACKS, "shmem_filesystem_folio_fallbacks_total",
+		  "Folio orders given up per file system, every order and reason (shmem_folio_fallbacks_total has them).",
+		  offsetof(struct shmem_row, fallbacks) },
+		{ SHMEM_SIG_SPLITS, "shmem_filesystem_folio_splits_total",
+		  "Large folios split per file system, every order and reason (shmem_folio_splits_total has them).",
+		  offsetof(struct shmem_row, splits) },
+	};
 	const struct shmem_row_entry *rows = s->rows[SHMEM_ROWS_FSES];
 
 	header(out, "shmem_filesystem_folio_allocs_total", "counter",
@@ -101,6 +114,18 @@ static void print_filesystems(FILE *out, const struct shmem_snapshot *s,
 	for (size_t i = 0; i < s->nr_rows[SHMEM_ROWS_FSES]; i++)
 		fs_samples(out, "shmem_filesystem_folio_allocs_total",
 			   rows[i].row.allocs, rows[i].dev, mounts);
+	/* observed: 0 too, so that a mount's graph shows 0, not no data */
+	for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+		if (!(s->info.signals & counts[c].signal))
+			continue;
+		header(out, counts[c].name, "counter", counts[c].help);
+		for (size_t i = 0; i < s->nr_rows[SHMEM_ROWS_FSES]; i++) {
+			fprintf(out, "%s{", counts[c].name);
+			fs_labels(out, mounts, rows[i].dev);
+			fprintf(out, "} %llu\n", (unsigned long long)*(const __u64 *)
+				((const char *)&rows[i].row + counts[c].offset));
+		}
+	}
 	if (!(s->info.signals & SHMEM_SIG_RAMP))
 		return;
 	header(out, "shmem_filesystem_folio_ramp_allocs_total", "counter",
