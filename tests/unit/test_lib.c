@@ -960,9 +960,10 @@ static void test_file_series(void)
 	text = shmem_metrics_text(&s, &mounts, &fs);
 	check(sample(text, a) == 5 && sample(text, b) == 1 && sample(text, c) == -1 &&
 	      sample(text, other4k) == 3 && sample(text, other2m) == -1 &&
-	      file_series_count(text) == 3 && !strstr(text, "inode="),
+	      file_series_count(text) == 3 && !strstr(text, "inode=") &&
+	      sample(text, "\nshmem_file_series_limit") == 2,
 	      "file series: the two busiest (ties by name) get one, the rest in \"other\": "
-	      "a 5 + other 3 = 8 4K, b 1 2M; no inode label");
+	      "a 5 + other 3 = 8 4K, b 1 2M; no inode label; the limit served");
 	free(text);
 	shmem_snapshot_free(&s);
 

@@ -454,6 +454,9 @@ static void print_files(FILE *out, const struct shmem_snapshot *s,
 			const struct shmem_mounts *mounts,
 			const struct shmem_file_series *files)
 {
+	header(out, "shmem_file_series_limit", "gauge",
+	       "Files that may have a per-file series at once (-f N); the rest are counted in name=\"" SHMEM_OTHER_FILES "\".");
+	fprintf(out, "shmem_file_series_limit %zu\n", files->max);
 	header(out, "shmem_file_folio_allocs_total", "counter",
 	       "Folios allocated per file (a file system and a file name), for at most -f files; name=\"" SHMEM_OTHER_FILES "\" (no device) counts the rest: by order they add up to shmem_folio_allocs_total.");
 	file_samples(out, "shmem_file_folio_allocs_total", files, false, mounts);
