@@ -9,8 +9,8 @@
  * - At most N of them.  A file gets one the first scrape it allocates
  *   in while fewer than N are held, or by taking the series of the file
  *   that has allocated nothing for the longest, once that is at least
- *   the idle time; busiest first.  A series counts from the scrape its
- *   file got it.
+ *   the idle time; busiest first.  A series counts what its file
+ *   allocated since the scrape before the one that gave it the series.
  * - Every allocation no series counts (files without a series, before
  *   they got one or after they lost it, rows the row map dropped or could
  *   not insert) is in one "other" series, so that the per-file series add

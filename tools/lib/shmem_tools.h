@@ -259,10 +259,11 @@ __u32 shmem_internal_dev(void);
 void shmem_mounts_free(struct shmem_mounts *m);
 /*
  * The exporter's per-file series (-f N, file_series.c): at most @max
- * files, each a file system and a file name, counting from the scrape it
- * got its series; what none counts in an "other" series, so that they add
- * up to the totals.  A file that allocated nothing for @idle seconds may
- * lose its series to another.  No value ever goes down.
+ * files, each a file system and a file name, counting from the scrape
+ * before the one that gave it its series; what none counts in an "other"
+ * series, so that they add up to the totals.  A file that allocated
+ * nothing for @idle seconds may lose its series to another.  No value
+ * ever goes down.
  */
 struct shmem_file_series_entry {
 	__u32 dev;
