@@ -33,7 +33,7 @@ help:
 	@echo "make shell       a shell in the guest"
 	@echo "make tools       the BPF tools, in build/bin"
 	@echo "make live-view-picture  the README's picture of shmemtop's live view"
-	@echo "make install     the tools and their man pages (PREFIX=/usr/local, DESTDIR)"
+	@echo "make install     the tools, their man pages, the exporter's systemd unit (PREFIX=/usr/local, DESTDIR, UNITDIR)"
 	@echo "make vmlinux-h   regenerate include/vmlinux.h from the patched kernel"
 	@echo "make kernel-deb  Debian packages of the patched kernel for real machines, in build/debs"
 	@echo "make kernel-deb-config  only configure them (Debian's config + what the series needs)"
@@ -137,7 +137,8 @@ VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 TOOL_CFLAGS := $(CFLAGS) -Iinclude -Itools/lib -I$(GEN) -DSHMEM_VERSION='"$(VERSION)"'
 TOOL_LIBS := -lbpf -lelf -lz -ljson-c
 LIB_SRCS := tools/lib/snapshot.c tools/lib/tracer.c tools/lib/cli.c tools/lib/metrics.c \
-	tools/lib/maps.c tools/lib/names.c tools/lib/json.c tools/lib/hist.c tools/lib/mounts.c
+	tools/lib/maps.c tools/lib/names.c tools/lib/json.c tools/lib/hist.c tools/lib/mounts.c \
+	tools/lib/process.c tools/lib/file_series.c
 
 $(BUILD)/bpf/shmem.bpf.o: bpf/shmem.bpf.c include/shmem_map_types.h include/vmlinux.h
 	@mkdir -p $(@D)
@@ -181,13 +182,18 @@ vmlinux-h: kernel
 # build packages; the exporter's page fetches uPlot with npm)
 tools: $(addprefix $(BIN)/,$(TOOLS))
 
-# The tools in sbin (they need root or CAP_BPF), their man pages in man8
+# The tools in sbin (they need root or CAP_BPF), their man pages in man8,
+# the exporter's systemd unit (naming the sbin it is installed in) where
+# systemd looks for units under PREFIX (/usr/local/lib/systemd/system)
 PREFIX ?= /usr/local
+UNITDIR ?= $(PREFIX)/lib/systemd/system
 MANPAGES := $(addprefix man/,$(addsuffix .8,$(TOOLS)))
 install: tools
-	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/share/man/man8
+	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(UNITDIR)
 	install -m 755 $(addprefix $(BIN)/,$(TOOLS)) $(DESTDIR)$(PREFIX)/sbin/
 	install -m 644 $(MANPAGES) $(DESTDIR)$(PREFIX)/share/man/man8/
+	sed 's|@SBINDIR@|$(PREFIX)/sbin|' systemd/shmem-exporter.service.in > $(DESTDIR)$(UNITDIR)/shmem-exporter.service
+	chmod 644 $(DESTDIR)$(UNITDIR)/shmem-exporter.service
 
 KERNEL_TESTS := $(wildcard tests/kernel/*.c)
 $(BIN)/shmem_kernel_test: $(KERNEL_TESTS) tests/kernel/lib.h | $(BIN)
@@ -197,7 +203,8 @@ $(BIN):
 	mkdir -p $@
 
 UNIT_SRCS := tests/unit/test_lib.c tests/kernel/lib.c tools/lib/snapshot.c tools/lib/cli.c tools/lib/metrics.c \
-	tools/lib/maps.c tools/lib/names.c tools/lib/json.c tools/lib/hist.c tools/lib/mounts.c
+	tools/lib/maps.c tools/lib/names.c tools/lib/json.c tools/lib/hist.c tools/lib/mounts.c \
+	tools/lib/process.c tools/lib/file_series.c
 $(BIN)/shmem_unit_test: $(UNIT_SRCS) tools/lib/shmem_tools.h | $(BIN)
 	$(CC) $(TOOL_CFLAGS) -DSHMEM_COUNT_COMPARISONS -Itests/kernel -o $@ $(UNIT_SRCS) $(TOOL_LIBS)
 

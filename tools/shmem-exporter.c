@@ -17,7 +17,6 @@
 #include <sys/capability.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 #include <microhttpd.h>
 #include "shmem_tools.h"
@@ -32,6 +31,7 @@ static struct {
 	const char *address;
 	long port;
 	long top_files;
+	long file_idle;
 	bool filesystems;
 	long timeout;
 	long request_time;
@@ -45,8 +45,11 @@ static struct {
 	.request_time = 30,
 	.header_time = 2,
 	.per_client = 16,
+	.file_idle = 600,
 	.user = "nobody",
 };
+
+enum { OPT_FILE_IDLE = 0x100 };
 
 static const char doc[] =
 "Serve shmem folio metrics for Prometheus on /metrics and a live page on /.\n"
@@ -54,13 +57,17 @@ static const char doc[] =
 "EXAMPLES:\n"
 "    shmem-exporter                    # 127.0.0.1:9743, own programs\n"
 "    shmem-exporter --pinned /sys/fs/bpf/shmem   # beside shmemtrace\n"
-"    shmem-exporter -a 0.0.0.0 -f 20   # all addresses, 20 busiest files\n"
+"    shmem-exporter -a 0.0.0.0 -f 20   # all addresses, series for 20 files\n"
 "    shmem-exporter -F --latency       # per file system, allocation times\n";
 
 static const struct argp_option options[] = {
 	{ "address", 'a', "ADDR", 0, "IPv4 address to listen on (default 127.0.0.1)", 0 },
 	{ "port", 'P', "PORT", 0, "TCP port (default 9743)", 0 },
-	{ "files", 'f', "N", 0, "Per-file series for the N busiest files (default 0)", 0 },
+	{ "files", 'f', "N", 0,
+	  "Per-file series for at most N files, the rest in one (default 0)", 0 },
+	{ "file-idle", OPT_FILE_IDLE, "SECONDS", 0,
+	  "A file's series may go to another file once it has allocated "
+	  "nothing this long (default 600)", 0 },
 	{ "filesystems", 'F', NULL, 0,
 	  "Per-file-system series (loading: a row per file system, a hash "
 	  "lookup more per event)", 0 },
@@ -103,6 +110,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (shmem_parse_long(arg, 0, 10000, &env.top_files))
 			return shmem_arg_error(state, "invalid number of files: %s", arg);
 		break;
+	case OPT_FILE_IDLE:
+		if (shmem_parse_long(arg, 1, 86400 * 365, &env.file_idle))
+			return shmem_arg_error(state, "invalid file idle time: %s", arg);
+		break;
 	case 'F':
 		env.filesystems = true;
 		break;
@@ -134,25 +145,41 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 }
 
 static struct shmem_source src;
+/* -f: the per-file series, kept across scrapes */
+static struct shmem_file_series file_series;
 /* one scrape reads the maps at a time; concurrent ones wait their turn */
 static pthread_mutex_t scrape_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* the pinned maps were replaced or removed: main exits once that is said */
 static _Atomic bool pins_ended;
 
-/* when this exporter started: a scraper tells a restart by it */
+/*
+ * When this process started (process_start_time_seconds, read once): a
+ * scraper tells a restart by it
+ */
 static double start_time;
 
-/* @text and this process's start time after it; @text is freed */
-static char *with_start_time(char *text)
+/* @text and this process's own metrics after it; @text is freed */
+static char *with_process(char *text)
 {
+	struct shmem_process p;
 	char *out = NULL;
+	size_t len = 0;
+	FILE *f;
 
-	if (text && asprintf(&out, "%s"
-			     "# HELP shmem_exporter_start_time_seconds When this exporter started (Unix time): a new value is a restart, every counter from 0 again.\n"
-			     "# TYPE shmem_exporter_start_time_seconds gauge\n"
-			     "shmem_exporter_start_time_seconds %.3f\n", text, start_time) < 0)
-		out = NULL;
+	if (!text)
+		return NULL;
+	f = open_memstream(&out, &len);
+	if (f) {
+		fputs(text, f);
+		/* one unreadable /proc file leaves them out, not the scrape */
+		if (!shmem_process_read("/proc/self", &p))
+			shmem_process_print(f, &p, start_time);
+		if (fclose(f)) {
+			free(out);
+			out = NULL;
+		}
+	}
 	free(text);
 	return out;
 }
@@ -172,7 +199,9 @@ static char *scrape(void)
 		/* pinned maps (shmemtrace) keep every row kind: -F decides */
 		if (!env.filesystems)
 			s.info.rows &= ~(1U << SHMEM_ROWS_FSES);
-		text = with_start_time(shmem_metrics_text(&s, &mounts, env.top_files));
+		if (!env.top_files || !shmem_file_series_update(&file_series, &s))
+			text = with_process(shmem_metrics_text(&s, &mounts,
+						env.top_files ? &file_series : NULL));
 		shmem_mounts_free(&mounts);
 		shmem_snapshot_free(&s);
 	}
@@ -565,7 +594,11 @@ int main(int argc, char **argv)
 
 	if (shmem_parse_args(&argp, argc, argv))
 		return EX_USAGE;
-	start_time = time(NULL);
+	if (shmem_process_start_time("/proc/self", "/proc/stat", &start_time)) {
+		fprintf(stderr, PROG ": cannot read its start time from /proc/self/stat and /proc/stat\n");
+		return 1;
+	}
+	shmem_file_series_init(&file_series, env.top_files, env.file_idle);
 	/* counting only, unless rows are asked for */
 	shmem_args.tracer.rows = (env.filesystems ? 1U << SHMEM_ROWS_FSES : 0) |
 				 (env.top_files ? 1U << SHMEM_ROWS_FILES : 0);
@@ -627,6 +660,7 @@ int main(int argc, char **argv)
 		env.port);
 	sigwait(&quit, &sig);
 	MHD_stop_daemon(daemon);
+	shmem_file_series_free(&file_series);
 	shmem_source_close(&src);
 	return sig == SIGUSR1;
 }

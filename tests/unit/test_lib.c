@@ -612,7 +612,7 @@ static void test_partial_now(void)
 	      !json_object_object_get_ex(v, "partial", NULL),
 	      "JSON: the file's row the same, no ambiguous \"partial\"");
 	json_object_put(o);
-	text = shmem_metrics_text(&s, NULL, 0);
+	text = shmem_metrics_text(&s, NULL, NULL);
 	check(text && sample(text, "\nshmem_folios_became_partial_total") == 65 &&
 	      sample(text, "\nshmem_folios_became_full_total") == 64 &&
 	      sample(text, "\nshmem_folios_partial") == 1 &&
@@ -773,6 +773,8 @@ static void test_metrics(void)
 	long long last = 0;
 	bool monotonic = true, exact = true;
 	int nr_bounds = 0;
+	char build_info[256];
+	struct shmem_file_series files;
 
 	one_mount(&mounts);
 	s.info.tracepoints = 1;
@@ -785,9 +787,11 @@ static void test_metrics(void)
 	s.mthp[1].split = 3;
 	s.totals.allocs[9][SHMEM_STAT_PATH_FALLOC] = 4;
 	s.totals.fallbacks[9][SHMEM_STAT_FB_CHARGE] = 1;
-	s.hists[SHMEM_HIST_ALLOC].slots[2] = 1;	/* 3 or 4 ns */
-	s.hists[SHMEM_HIST_ALLOC].slots[4] = 2;
-	s.hists[SHMEM_HIST_ALLOC].sum = 30;
+	s.hists[SHMEM_HIST_ALLOC].slots[shmem_hist_slot(3)] = 1;
+	s.hists[SHMEM_HIST_ALLOC].slots[shmem_hist_slot(256)] = 1;
+	s.hists[SHMEM_HIST_ALLOC].slots[shmem_hist_slot(1024)] = 1;
+	s.hists[SHMEM_HIST_ALLOC].slots[shmem_hist_slot(1025)] = 1;
+	s.hists[SHMEM_HIST_ALLOC].sum = 3 + 256 + 1024 + 1025;
 	s.hists[SHMEM_HIST_UPTODATE].slots[shmem_hist_slot(3000000000ULL)] = 1;
 	s.hists[SHMEM_HIST_UPTODATE].slots[SHMEM_HIST_TOP + 1] = 1;	/* 2 hours */
 	s.nr_meminfo = 1;
@@ -799,13 +803,20 @@ static void test_metrics(void)
 	e = add_row(&s, SHMEM_ROWS_FSES, 30, "tmpfs");
 	e->dev = 30;
 	e->row.allocs[9] = 4;
+	e->row.fallbacks = 1;
 	s.capacity[SHMEM_ROWS_FILES] = 10240;
 	s.dropped[SHMEM_ROWS_FILES] = 760;
-	text = shmem_metrics_text(&s, &mounts, 1);
+	shmem_file_series_init(&files, 1, 600);
+	check(!shmem_file_series_update(&files, &s), "metrics: the file series updated");
+	text = shmem_metrics_text(&s, &mounts, &files);
 	check(text && sample(text, "shmem_folio_allocs_total{order=\"9\",size=\"2M\",path=\"fallocate\"}") == 4,
 	      "metrics: allocations with order, size and path");
 	check(text && sample(text, "shmem_filesystem_folio_allocs_total{order=\"9\",size=\"2M\",device=\"0:30\",mountpoint=\"/mnt/large\"}") == 4,
 	      "metrics: per file system, with its mount point");
+	/* issue 30: the dashboard's per-mount panels */
+	check(text && sample(text, "shmem_filesystem_folio_fallbacks_total{device=\"0:30\",mountpoint=\"/mnt/large\"}") == 1 &&
+	      sample(text, "shmem_filesystem_folio_splits_total{device=\"0:30\",mountpoint=\"/mnt/large\"}") == 0,
+	      "metrics: fallbacks and splits per file system, 0 too where observed");
 	check(text && sample(text, "shmem_folio_fallbacks_total{order=\"9\",size=\"2M\",reason=\"charge\"}") == 1,
 	      "metrics: fallbacks by order and reason");
 	/*
@@ -824,16 +835,18 @@ static void test_metrics(void)
 	      sample(text, "shmem_mthp_split_failed_total{size=\"16K\"}") == 0 &&
 	      !strstr(text, "\nmthp_") && !strstr(text, "kB\""),
 	      "metrics: shmem_mthp_split_total and _failed_total, sizes as 2M and 16K");
-	check(text && sample(text, "shmem_alloc_latency_seconds_bucket{le=\"0.000000002\"}") == 0 &&
-	      sample(text, "shmem_alloc_latency_seconds_bucket{le=\"0.000000004\"}") == 1 &&
-	      sample(text, "shmem_alloc_latency_seconds_bucket{le=\"0.000000016\"}") == 3 &&
-	      sample(text, "shmem_alloc_latency_seconds_bucket{le=\"+Inf\"}") == 3 &&
-	      strstr(text, "shmem_alloc_latency_seconds_sum 0.000000030\n") &&
-	      sample(text, "shmem_alloc_latency_seconds_count") == 3,
-	      "metrics: cumulative le buckets, a value in the first bucket at or above it");
+	check(text && sample(text, "shmem_alloc_latency_seconds_bucket{le=\"0.000000256\"}") == 2 &&
+	      sample(text, "shmem_alloc_latency_seconds_bucket{le=\"0.000001024\"}") == 3 &&
+	      sample(text, "shmem_alloc_latency_seconds_bucket{le=\"0.000004096\"}") == 4 &&
+	      sample(text, "shmem_alloc_latency_seconds_bucket{le=\"+Inf\"}") == 4 &&
+	      strstr(text, "shmem_alloc_latency_seconds_sum 0.000002308\n") &&
+	      sample(text, "shmem_alloc_latency_seconds_count") == 4,
+	      "metrics: cumulative le buckets, a value in the first bucket at or above it "
+	      "(1024 ns in le=0.000001024, 1025 ns in le=0.000004096)");
 	/*
-	 * Issue 23's suspicion: %.9g put some bounds below 2^n ns
-	 * (1.07374182 for 2^30).  Each bound, read as a decimal, is 2^n ns.
+	 * Issue 30: 44 buckets were too many series.  The bounds are 256 ns
+	 * and every 4x to 2^42 ns, each exact (issue 23: %.9g put some below
+	 * 2^n ns, 1.07374182 for 2^30), counts never falling.
 	 */
 	for (const char *at = text; at && (at = strstr(at, "shmem_folio_uptodate_seconds_bucket{le=\"")); at++) {
 		unsigned long long whole = 0, ns;
@@ -848,26 +861,36 @@ static void test_metrics(void)
 		for (size_t k = strlen(frac); k < 9; k++)
 			ns *= 10;
 		ns += whole * 1000000000ULL;
-		exact &= nr_bounds <= SHMEM_HIST_TOP && ns == 1ULL << nr_bounds;
+		exact &= nr_bounds < 18 && ns == 256ULL << (2 * nr_bounds);
 		nr_bounds++;
 		v = strtoll(strchr(at, ' ') + 1, NULL, 10);
 		monotonic &= v >= last;
 		last = v;
 	}
-	check(exact && nr_bounds == SHMEM_HIST_TOP + 1,
-	      "metrics: each le bound is 2^n ns exactly, n = 0..%d (%d bounds)",
-	      SHMEM_HIST_TOP, nr_bounds);
+	check(exact && nr_bounds == 18,
+	      "metrics: 18 le bounds, 256 ns * 4^k exactly, k = 0..17 (%d bounds)",
+	      nr_bounds);
 	check(text && monotonic &&
-	      sample(text, "shmem_folio_uptodate_seconds_bucket{le=\"2.147483648\"}") == 0 &&
+	      sample(text, "shmem_folio_uptodate_seconds_bucket{le=\"1.073741824\"}") == 0 &&
 	      sample(text, "shmem_folio_uptodate_seconds_bucket{le=\"4.294967296\"}") == 1 &&
 	      sample(text, "shmem_folio_uptodate_seconds_bucket{le=\"4398.046511104\"}") == 1 &&
 	      sample(text, "shmem_folio_uptodate_seconds_bucket{le=\"+Inf\"}") == 2 &&
 	      sample(text, "shmem_folio_uptodate_seconds_count") == 2,
-	      "metrics: 3 s above le=2.147, buckets to 4398 s (73 min), two hours only in +Inf == _count");
+	      "metrics: 3 s above le=1.07, buckets to 4398 s (73 min), two hours only in +Inf == _count");
+	/* issue 30: the help named the function where the data is the event's */
+	check(text && strstr(text, "# HELP shmem_alloc_latency_seconds Time to allocate a shmem folio, from the shmem_alloc_time trace event:") &&
+	      !strstr(text, "shmem_alloc_and_add_folio"),
+	      "metrics: the allocation time's help names the event it comes from");
 	check(text && sample(text, "shmem_meminfo_bytes{field=\"Shmem\"}") == 3072,
 	      "metrics: meminfo in bytes");
 	check(text && strstr(text, "name=\"a \\\"quoted\\\" name\"} 4\n"),
 	      "metrics: per-file series with the name escaped");
+	snprintf(build_info, sizeof(build_info),
+		 "\nshmem_exporter_build_info{version=\"%s\",tracing_mode=\"tracepoints\"}",
+		 shmem_version);
+	check(text && sample(text, build_info) == 1,
+	      "metrics: the build info, labelled with the version and tracing mode (%s)",
+	      build_info + 1);
 	check(text && sample(text, "shmem_tracing_signal{signal=\"zeroed\"}") == 0 &&
 	      sample(text, "shmem_tracing_info{mode=\"tracepoints\"}") == 1,
 	      "metrics: the mode and what is missing");
@@ -883,16 +906,24 @@ static void test_metrics(void)
 	free(text);
 	s.info.rows = 0;
 	s.info.signals = SHMEM_SIG_ALLOCS;
-	text = shmem_metrics_text(&s, &mounts, 0);
+	text = shmem_metrics_text(&s, &mounts, NULL);
 	check(text && !strstr(text, "shmem_file_folio_allocs_total{") &&
-	      !strstr(text, "shmem_filesystem_folio_allocs_total{"),
+	      !strstr(text, "shmem_filesystem_folio_allocs_total{") &&
+	      !strstr(text, "shmem_filesystem_folio_fallbacks_total"),
 	      "metrics: no per-file or per-file-system series unless kept");
 	check(text && !strstr(text, "_latency_seconds") && !strstr(text, "uptodate_seconds"),
 	      "metrics: no histogram without --latency");
+	free(text);
+	s.info.tracepoints = 0;
+	s.info.signals = SHMEM_SIG_ALLOCS | SHMEM_SIG_LAT_ALLOC;
+	text = shmem_metrics_text(&s, &mounts, NULL);
+	check(text && strstr(text, "# HELP shmem_alloc_latency_seconds Time to allocate a shmem folio: each shmem_alloc_and_add_folio() call, timed by fentry/fexit"),
+	      "metrics: in fallback mode, it names the function it times");
 	check(text && sample(text, "shmem_folio_fallbacks_total{order=\"9\",size=\"2M\",reason=\"charge\"}") == 1 &&
 	      !strstr(text, "reason=\"alloc\"") && !strstr(text, "shmem_folio_splits_total{"),
 	      "metrics: where fallbacks and splits are not observed, what was counted and no zeros");
 	free(text);
+	shmem_file_series_free(&files);
 	shmem_mounts_free(&mounts);
 	shmem_snapshot_free(&s);
 }
@@ -903,9 +934,10 @@ static void test_metrics(void)
  */
 static void test_ramp(void)
 {
-	const char *files = "shmem_file_folio_ramp_allocs_total{order=\"9\",size=\"2M\",device=\"0:30\",mountpoint=\"/mnt/large\",inode=\"7\",name=\"log\"}";
+	const char *files = "shmem_file_folio_ramp_allocs_total{order=\"9\",size=\"2M\",device=\"0:30\",mountpoint=\"/mnt/large\",name=\"log\"}";
 	const char *fses = "shmem_filesystem_folio_ramp_allocs_total{order=\"1\",size=\"8K\",device=\"0:30\",mountpoint=\"/mnt/large\"}";
 	struct shmem_snapshot s = {};
+	struct shmem_file_series fs;
 	struct shmem_mounts mounts;
 	json_object *o, *v;
 	char *text;
@@ -943,7 +975,9 @@ static void test_ramp(void)
 	      json_object_get_int(json_object_object_get(v, "ramp_fallbacks")) == 2,
 	      "JSON: ramp_orders, ramp_fallbacks, and each row's ramp_allocs and ramp_fallbacks");
 	json_object_put(o);
-	text = shmem_metrics_text(&s, &mounts, 1);
+	shmem_file_series_init(&fs, 1, 600);
+	shmem_file_series_update(&fs, &s);
+	text = shmem_metrics_text(&s, &mounts, &fs);
 	check(text && sample(text, "shmem_folio_ramp_allocs_total{order=\"1\",size=\"8K\"}") == 8 &&
 	      sample(text, "shmem_folio_ramp_allocs_total{order=\"9\",size=\"2M\"}") == 1 &&
 	      !strstr(text, "shmem_folio_ramp_allocs_total{order=\"0\"") &&
@@ -967,13 +1001,232 @@ static void test_ramp(void)
 		json_object_object_get(o, "missing"), 0)), "append ramp"),
 	      "JSON without the ramp: no ramp fields, \"append ramp\" missing");
 	json_object_put(o);
-	text = shmem_metrics_text(&s, &mounts, 1);
+	text = shmem_metrics_text(&s, &mounts, &fs);
 	check(text && !strstr(text, "ramp_allocs_total") && !strstr(text, "ramp_fallbacks_total") &&
 	      sample(text, "shmem_tracing_signal{signal=\"ramp\"}") == 0,
 	      "metrics without the ramp: no ramp series, shmem_tracing_signal 0 for it");
 	free(text);
+	shmem_file_series_free(&fs);
 	shmem_mounts_free(&mounts);
 	shmem_snapshot_free(&s);
+}
+
+/* A file row of @name (inode @ino, inserted at @inserted) on 0:30 */
+static struct shmem_row_entry *file_row(struct shmem_snapshot *s, __u64 ino,
+					const char *name, __u64 inserted)
+{
+	struct shmem_row_entry *e = add_row(s, SHMEM_ROWS_FILES, ino, name);
+
+	e->dev = 30;
+	e->row.inserted_ns = inserted;
+	return e;
+}
+
+/* The number of distinct file names among @text's per-file series */
+static int file_series_count(const char *text)
+{
+	const char *names[64];
+	int n = 0;
+
+	for (const char *at = text; (at = strstr(at, "\nshmem_file_folio_allocs_total{")); at++) {
+		const char *name = strstr(at, "name=\"");
+		bool seen = false;
+
+		for (int i = 0; i < n; i++)
+			seen |= !strncmp(names[i], name, strcspn(name, "}") + 1);
+		if (!seen && n < 64)
+			names[n++] = name;
+	}
+	return n;
+}
+
+/*
+ * Issue 30: per-file series by inode churned (a file created again was a
+ * new series each time), a file leaving the top N and coming back, or
+ * its row dropped by the LRU map, went back, and they did not add up to
+ * the totals.  Now: at most -f N files, keyed by file system and name,
+ * an "other" series for the rest, every value only growing, the sum
+ * exact.  Two series (-f 2), idle time 10 s, scrapes at given times.
+ */
+static void test_file_series(void)
+{
+	const char *a = "shmem_file_folio_allocs_total{order=\"0\",size=\"4K\",device=\"0:30\",mountpoint=\"/mnt/large\",name=\"a\"}";
+	const char *b = "shmem_file_folio_allocs_total{order=\"9\",size=\"2M\",device=\"0:30\",mountpoint=\"/mnt/large\",name=\"b\"}";
+	const char *c = "shmem_file_folio_allocs_total{order=\"0\",size=\"4K\",device=\"0:30\",mountpoint=\"/mnt/large\",name=\"c\"}";
+	const char *other4k = "shmem_file_folio_allocs_total{order=\"0\",size=\"4K\",name=\"" SHMEM_OTHER_FILES "\"}";
+	const char *other2m = "shmem_file_folio_allocs_total{order=\"9\",size=\"2M\",name=\"" SHMEM_OTHER_FILES "\"}";
+	struct shmem_file_series fs;
+	struct shmem_mounts mounts;
+	struct shmem_snapshot s;
+	char *text;
+
+	one_mount(&mounts);
+	shmem_file_series_init(&fs, 2, 10);
+
+	/* t=0: a 5 4K folios, b one 2M, c one 4K, two 4K without a row */
+	memset(&s, 0, sizeof(s));
+	s.info.rows = 1U << SHMEM_ROWS_FILES;
+	s.totals.allocs[0][SHMEM_STAT_PATH_WRITE] = 8;
+	s.totals.allocs[9][SHMEM_STAT_PATH_FALLOC] = 1;
+	file_row(&s, 1, "a", 100)->row.allocs[0] = 5;
+	file_row(&s, 2, "b", 100)->row.allocs[9] = 1;
+	file_row(&s, 3, "c", 100)->row.allocs[0] = 1;
+	check(!shmem_file_series_update(&fs, &s), "file series: first update");
+	text = shmem_metrics_text(&s, &mounts, &fs);
+	check(sample(text, a) == 5 && sample(text, b) == 1 && sample(text, c) == -1 &&
+	      sample(text, other4k) == 3 && sample(text, other2m) == -1 &&
+	      file_series_count(text) == 3 && !strstr(text, "inode=") &&
+	      sample(text, "\nshmem_file_series_limit") == 2,
+	      "file series: the two busiest (ties by name) get one, the rest in \"other\": "
+	      "a 5 + other 3 = 8 4K, b 1 2M; no inode label; the limit served");
+	free(text);
+	shmem_snapshot_free(&s);
+
+	/*
+	 * t=5: a's row dropped and inserted again (another stamp) with 2; b
+	 * deleted and created again (inode 4) with one more 2M; c one more
+	 */
+	s.time = 5;
+	s.info.rows = 1U << SHMEM_ROWS_FILES;
+	s.totals.allocs[0][SHMEM_STAT_PATH_WRITE] = 11;
+	s.totals.allocs[9][SHMEM_STAT_PATH_FALLOC] = 2;
+	file_row(&s, 1, "a", 200)->row.allocs[0] = 2;
+	file_row(&s, 2, "b", 100)->row.allocs[9] = 1;
+	file_row(&s, 4, "b", 300)->row.allocs[9] = 1;
+	file_row(&s, 3, "c", 100)->row.allocs[0] = 2;
+	check(!shmem_file_series_update(&fs, &s), "file series: second update");
+	text = shmem_metrics_text(&s, &mounts, &fs);
+	check(sample(text, a) == 7 && sample(text, b) == 2 && sample(text, c) == -1 &&
+	      sample(text, other4k) == 4 && file_series_count(text) == 3,
+	      "file series: a's row inserted again adds its 2 (7, not back to 2), b created "
+	      "again goes on in its series (2), c still in \"other\" (4): 7 + 4 = 11");
+	free(text);
+	shmem_snapshot_free(&s);
+
+	/* t=15: only c allocates; a and b idle 10 s: c takes a's (ties by name) */
+	s.time = 15;
+	s.info.rows = 1U << SHMEM_ROWS_FILES;
+	s.totals.allocs[0][SHMEM_STAT_PATH_WRITE] = 12;
+	s.totals.allocs[9][SHMEM_STAT_PATH_FALLOC] = 2;
+	file_row(&s, 1, "a", 200)->row.allocs[0] = 2;
+	file_row(&s, 4, "b", 300)->row.allocs[9] = 1;
+	file_row(&s, 3, "c", 100)->row.allocs[0] = 3;
+	check(!shmem_file_series_update(&fs, &s), "file series: third update");
+	text = shmem_metrics_text(&s, &mounts, &fs);
+	check(sample(text, a) == -1 && sample(text, b) == 2 && sample(text, c) == 1 &&
+	      sample(text, other4k) == 11 && sample(text, other2m) == -1 &&
+	      file_series_count(text) == 3,
+	      "file series: c, after idle a's 10 s, has a's series from its 1; a's 7 go to "
+	      "\"other\" (11): 1 + 11 = 12, never back");
+	free(text);
+	shmem_snapshot_free(&s);
+
+	/*
+	 * t=16: the rows read after the totals: c's row has 2 more, the
+	 * totals 1; "other" stays, then t=17 the totals have caught up
+	 */
+	s.time = 16;
+	s.info.rows = 1U << SHMEM_ROWS_FILES;
+	s.totals.allocs[0][SHMEM_STAT_PATH_WRITE] = 13;
+	s.totals.allocs[9][SHMEM_STAT_PATH_FALLOC] = 2;
+	file_row(&s, 3, "c", 100)->row.allocs[0] = 5;
+	check(!shmem_file_series_update(&fs, &s), "file series: fourth update");
+	text = shmem_metrics_text(&s, &mounts, &fs);
+	check(sample(text, c) == 3 && sample(text, other4k) == 11,
+	      "file series: rows ahead of the totals, \"other\" does not go back (11)");
+	free(text);
+	shmem_snapshot_free(&s);
+	s.time = 17;
+	s.info.rows = 1U << SHMEM_ROWS_FILES;
+	s.totals.allocs[0][SHMEM_STAT_PATH_WRITE] = 14;
+	s.totals.allocs[9][SHMEM_STAT_PATH_FALLOC] = 2;
+	file_row(&s, 3, "c", 100)->row.allocs[0] = 5;
+	check(!shmem_file_series_update(&fs, &s), "file series: fifth update");
+	text = shmem_metrics_text(&s, &mounts, &fs);
+	check(sample(text, c) == 3 && sample(text, other4k) == 11 && sample(text, b) == 2,
+	      "file series: the totals caught up, the sums exact again: 3 + 11 = 14 4K, 2 2M");
+	free(text);
+	shmem_snapshot_free(&s);
+	shmem_file_series_free(&fs);
+	shmem_mounts_free(&mounts);
+}
+
+/*
+ * Issue 30: the process_* metrics of the client libraries, from a /proc
+ * made here: a command name with spaces and parentheses, 3 fds (and
+ * "." and ".."), a soft limit of 1024 open files
+ */
+static void test_process(void)
+{
+	char dir[] = "/tmp/shmem-unit-proc-XXXXXX", path[256];
+	long tck = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+	struct shmem_process p = {};
+	double start = 0, want_start = 1700000000 + 1000.0 / tck;
+	char want[1024], *text = NULL;
+	size_t len = 0;
+	FILE *out, *f;
+	int err;
+
+	if (!mkdtemp(dir))
+		die("mkdtemp");
+	snprintf(path, sizeof(path), "%s/stat", dir);
+	f = fopen(path, "w");
+	/* utime 250 and stime 50 ticks, starttime 1000 ticks, 8 MiB, 300 pages */
+	fprintf(f, "42 (a (b) c) S 1 42 42 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 "
+		"3 0 1000 8388608 300 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0\n");
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/limits", dir);
+	f = fopen(path, "w");
+	fprintf(f, "Limit                     Soft Limit           Hard Limit           Units     \n"
+		"Max cpu time              unlimited            unlimited            seconds   \n"
+		"Max open files            1024                 524288               files     \n");
+	fclose(f);
+	/* fd numbers far above this test's own: not the one reading them */
+	snprintf(path, sizeof(path), "%s/fd", dir);
+	mkdir(path, 0755);
+	for (int fd = 1000; fd < 1003; fd++) {
+		snprintf(path, sizeof(path), "%s/fd/%d", dir, fd);
+		close(open(path, O_CREAT | O_WRONLY, 0644));
+	}
+	snprintf(path, sizeof(path), "%s/proc-stat", dir);
+	f = fopen(path, "w");
+	fprintf(f, "cpu  1 2 3 4\nintr 5\nbtime 1700000000\nprocesses 9\n");
+	fclose(f);
+
+	err = shmem_process_start_time(dir, path, &start);
+	check(!err && start == want_start,
+	      "process: started at the boot time plus its start in ticks (%.2f)", start);
+	err = shmem_process_read(dir, &p);
+	check(!err && p.cpu_seconds == 300.0 / tck &&
+	      p.virtual_bytes == 8388608 && p.resident_bytes == 300ULL * page &&
+	      p.open_fds == 3 && p.max_fds == 1024,
+	      "process: CPU time, memory and fds read past a command name with parentheses "
+	      "(%g s, %llu, %llu, %llu fds of %llu)", p.cpu_seconds,
+	      (unsigned long long)p.virtual_bytes, (unsigned long long)p.resident_bytes,
+	      (unsigned long long)p.open_fds, (unsigned long long)p.max_fds);
+	out = open_memstream(&text, &len);
+	shmem_process_print(out, &p, start);
+	fclose(out);
+	snprintf(want, sizeof(want),
+		 "# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total %.15g\n",
+		 300.0 / tck);
+	check(strstr(text, want) && sample(text, "\nprocess_open_fds") == 3 &&
+	      sample(text, "\nprocess_max_fds") == 1024 &&
+	      sample(text, "\nprocess_virtual_memory_bytes") == 8388608 &&
+	      sample(text, "\nprocess_resident_memory_bytes") == 300LL * page &&
+	      strstr(text, "# TYPE process_start_time_seconds gauge\n") &&
+	      strstr(text, "# TYPE process_resident_memory_bytes gauge\n"),
+	      "process: the client libraries' names and types");
+	snprintf(want, sizeof(want), "\nprocess_start_time_seconds %.15g\n", want_start);
+	check(strstr(text, want), "process: the start time as read (%.15g)", want_start);
+	free(text);
+	snprintf(path, sizeof(path), "rm -rf %s", dir);
+	if (system(path))
+		die("rm");
+	err = shmem_process_read("/proc/self", &p);
+	check(!err && p.open_fds >= 3 &&
+	      p.max_fds > 0 && p.resident_bytes > 0,
+	      "process: this test's own /proc/self reads");
 }
 
 static void test_split_command(void)
@@ -1101,6 +1354,8 @@ int main(void)
 	test_log2();
 	test_metrics();
 	test_ramp();
+	test_file_series();
+	test_process();
 	test_split_command();
 	test_command_status();
 	test_signal_in_wait();

@@ -50,6 +50,7 @@ error_t shmem_parse_common(int key, struct argp_state *state)
 #ifndef SHMEM_VERSION
 #define SHMEM_VERSION "unknown"
 #endif
+const char shmem_version[] = SHMEM_VERSION;
 struct shmem_args shmem_args;
 
 enum { OPT_PINNED = 0x1000, OPT_TEST_RETARGET };
@@ -142,7 +143,7 @@ static error_t parse_version(int key, char *arg, struct argp_state *state)
 	(void)arg;
 	if (key != 'V')
 		return ARGP_ERR_UNKNOWN;
-	printf("%s %s\n", state->name, SHMEM_VERSION);
+	printf("%s %s\n", state->name, shmem_version);
 	exit(0);
 }
 

@@ -76,13 +76,9 @@ static void fs_labels(FILE *out, const struct shmem_mounts *mounts, __u32 dev)
 	fputc('"', out);
 }
 
-/*
- * @name{order,size,device,mountpoint[,inode,name]} for each order of
- * @by_order, a count of row @e (a file system's, or a file's)
- */
-static void row_samples(FILE *out, const char *name, const __u64 *by_order,
-			const struct shmem_row_entry *e, bool file,
-			const struct shmem_mounts *mounts)
+/* @name{order,size,device,mountpoint} for each order of @by_order, of @dev */
+static void fs_samples(FILE *out, const char *name, const __u64 *by_order,
+		       __u32 dev, const struct shmem_mounts *mounts)
 {
 	for (unsigned int o = 0; o < SHMEM_NR_ORDERS; o++) {
 		if (!by_order[o])
@@ -90,13 +86,7 @@ static void row_samples(FILE *out, const char *name, const __u64 *by_order,
 		fprintf(out, "%s{", name);
 		order_labels(out, o);
 		fputc(',', out);
-		fs_labels(out, mounts, e->dev);
-		if (file) {
-			fprintf(out, ",inode=\"%llu\",name=\"",
-				(unsigned long long)e->id);
-			label_value(out, e->name);
-			fputc('"', out);
-		}
+		fs_labels(out, mounts, dev);
 		fprintf(out, "} %llu\n", (unsigned long long)by_order[o]);
 	}
 }
@@ -104,20 +94,45 @@ static void row_samples(FILE *out, const char *name, const __u64 *by_order,
 static void print_filesystems(FILE *out, const struct shmem_snapshot *s,
 			      const struct shmem_mounts *mounts)
 {
+	/* what the rows count of every order together: one series a mount */
+	static const struct {
+		__u32 signal;
+		const char *name, *help;
+		size_t offset;
+	} counts[] = {
+		{ SHMEM_SIG_FALLBACKS, "shmem_filesystem_folio_fallbacks_total",
+		  "Folio orders given up per file system, every order and reason (shmem_folio_fallbacks_total has them).",
+		  offsetof(struct shmem_row, fallbacks) },
+		{ SHMEM_SIG_SPLITS, "shmem_filesystem_folio_splits_total",
+		  "Large folios split per file system, every order and reason (shmem_folio_splits_total has them).",
+		  offsetof(struct shmem_row, splits) },
+	};
 	const struct shmem_row_entry *rows = s->rows[SHMEM_ROWS_FSES];
 
 	header(out, "shmem_filesystem_folio_allocs_total", "counter",
 	       "shmem folios allocated per file system, by order (rows the fses map kept).");
 	for (size_t i = 0; i < s->nr_rows[SHMEM_ROWS_FSES]; i++)
-		row_samples(out, "shmem_filesystem_folio_allocs_total",
-			    rows[i].row.allocs, &rows[i], false, mounts);
+		fs_samples(out, "shmem_filesystem_folio_allocs_total",
+			   rows[i].row.allocs, rows[i].dev, mounts);
+	/* observed: 0 too, so that a mount's graph shows 0, not no data */
+	for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+		if (!(s->info.signals & counts[c].signal))
+			continue;
+		header(out, counts[c].name, "counter", counts[c].help);
+		for (size_t i = 0; i < s->nr_rows[SHMEM_ROWS_FSES]; i++) {
+			fprintf(out, "%s{", counts[c].name);
+			fs_labels(out, mounts, rows[i].dev);
+			fprintf(out, "} %llu\n", (unsigned long long)*(const __u64 *)
+				((const char *)&rows[i].row + counts[c].offset));
+		}
+	}
 	if (!(s->info.signals & SHMEM_SIG_RAMP))
 		return;
 	header(out, "shmem_filesystem_folio_ramp_allocs_total", "counter",
 	       "Of shmem_filesystem_folio_allocs_total, the folios whose order the append ramp chose.");
 	for (size_t i = 0; i < s->nr_rows[SHMEM_ROWS_FSES]; i++)
-		row_samples(out, "shmem_filesystem_folio_ramp_allocs_total",
-			    rows[i].row.ramp_allocs, &rows[i], false, mounts);
+		fs_samples(out, "shmem_filesystem_folio_ramp_allocs_total",
+			   rows[i].row.ramp_allocs, rows[i].dev, mounts);
 }
 
 /*
@@ -274,11 +289,20 @@ static void print_blocks(FILE *out, const struct shmem_snapshot *s)
 }
 
 /*
- * Slot n counts values in (2^(n-1), 2^n] ns, so the cumulative bucket
- * le=2^n ns holds every value at or below it; the last slot, values
- * above 2^SHMEM_HIST_TOP ns, only +Inf.  Buckets and _count come from the
- * same slots, so they agree in every scrape.
+ * The buckets served: le = 256 ns and every 4x up to 2^42 ns (4398 s, 73
+ * min), 18 bounds and +Inf, not the 43 log2 bounds the maps keep, whose
+ * 2x steps cost a series each for a resolution dashboards do not use
+ * (shmemhist prints them).  Slot n counts values in (2^(n-1), 2^n] ns,
+ * so the cumulative bucket le=2^n ns is the sum of slots 0..n: exact for
+ * any even n.  Values above 2^SHMEM_HIST_TOP ns are only in +Inf.
+ * Buckets and _count come from the same slots, so they agree in every
+ * scrape; _sum is the maps' own.
  */
+#define BUCKET_FIRST_LOG2 8	/* 256 ns: anything faster is one bucket */
+#define BUCKET_STEP_LOG2 2	/* a bound every 4x */
+_Static_assert((SHMEM_HIST_TOP - BUCKET_FIRST_LOG2) % BUCKET_STEP_LOG2 == 0,
+	       "the last bound is the maps' last, 2^SHMEM_HIST_TOP ns");
+
 /*
  * @ns in seconds, exactly (a whole number of ns is at most 9 decimals):
  * a rounded bound, as %.9g gave, may fall below the values it holds.
@@ -300,12 +324,15 @@ static void print_hist(FILE *out, const char *name, const char *help,
 {
 	__u64 cumulative = 0, count = shmem_hist_count(h);
 	char le[32];
+	int slot = 0;
 
 	/* every bucket, always: a heatmap wants the same set each scrape */
 	header(out, name, "histogram", help);
-	for (int i = 0; i <= SHMEM_HIST_TOP; i++) {
-		cumulative += h->slots[i];
-		exact_seconds(le, sizeof(le), 1ULL << i);
+	for (int bound = BUCKET_FIRST_LOG2; bound <= SHMEM_HIST_TOP;
+	     bound += BUCKET_STEP_LOG2) {
+		while (slot <= bound)
+			cumulative += h->slots[slot++];
+		exact_seconds(le, sizeof(le), 1ULL << bound);
 		fprintf(out, "%s_bucket{le=\"%s\"} %llu\n", name, le,
 			(unsigned long long)cumulative);
 	}
@@ -321,23 +348,29 @@ static void print_latency(FILE *out, const struct shmem_snapshot *s)
 		unsigned int hist;
 		__u32 signal;
 		const char *name, *help;
+		/* where fallback mode measures it otherwise (NULL: the same) */
+		const char *fallback_help;
 	} hists[] = {
 		{ SHMEM_HIST_ALLOC, SHMEM_SIG_LAT_ALLOC, "shmem_alloc_latency_seconds",
-		  "Time to allocate a shmem folio, from shmem_alloc_and_add_folio() to the allocation, orders given up included." },
+		  "Time to allocate a shmem folio, from the shmem_alloc_time trace event: from the first attempt to the allocation, orders given up and retries included.",
+		  "Time to allocate a shmem folio: each shmem_alloc_and_add_folio() call, timed by fentry/fexit (this kernel has no shmem_alloc_time event); an order given up and the smaller one after it are two calls." },
 		{ SHMEM_HIST_WRITE, SHMEM_SIG_LAT_WRITE, "shmem_write_latency_seconds",
-		  "Time of write(2) calls on shmem." },
+		  "Time of write(2) calls on shmem.", NULL },
 		{ SHMEM_HIST_FAULT, SHMEM_SIG_LAT_FAULT, "shmem_fault_latency_seconds",
-		  "Time of shmem page faults." },
+		  "Time of shmem page faults.", NULL },
 		{ SHMEM_HIST_FALLOC, SHMEM_SIG_LAT_FALLOC, "shmem_fallocate_latency_seconds",
-		  "Time of fallocate(2) calls on shmem." },
+		  "Time of fallocate(2) calls on shmem.", NULL },
 		{ SHMEM_HIST_UPTODATE, SHMEM_SIG_LAT_UPTODATE, "shmem_folio_uptodate_seconds",
-		  "Time from allocating a large folio to it being fully uptodate." },
+		  "Time from allocating a large folio to it being fully uptodate, from the shmem_alloc_folio and shmem_block_uptodate trace events.",
+		  NULL },
 	};
 
 	/* only what is traced: a histogram of zeros would claim it is fast */
 	for (size_t i = 0; i < sizeof(hists) / sizeof(hists[0]); i++)
 		if (s->info.signals & hists[i].signal)
-			print_hist(out, hists[i].name, hists[i].help,
+			print_hist(out, hists[i].name,
+				   !s->info.tracepoints && hists[i].fallback_help ?
+				   hists[i].fallback_help : hists[i].help,
 				   &s->hists[hists[i].hist]);
 }
 
@@ -380,37 +413,73 @@ static void print_kernel(FILE *out, const struct shmem_snapshot *s)
 			s->meminfo[i].name, (unsigned long long)s->meminfo[i].kb * 1024);
 }
 
-static void print_files(FILE *out, struct shmem_snapshot *s,
-			const struct shmem_mounts *mounts, size_t top)
+/*
+ * @name{order,size,device,mountpoint,name} of each file with a series,
+ * and @name{order,size,name="(other files)"}: by order, they add up to
+ * the totals
+ */
+static void file_samples(FILE *out, const char *name,
+			 const struct shmem_file_series *files, bool ramp,
+			 const struct shmem_mounts *mounts)
 {
-	const struct shmem_row_entry *rows = s->rows[SHMEM_ROWS_FILES];
-	size_t shown = 0;
+	for (size_t i = 0; i < files->nr; i++) {
+		const struct shmem_file_series_entry *f = &files->files[i];
+		const __u64 *by_order = ramp ? f->ramp_allocs : f->allocs;
 
+		for (unsigned int o = 0; o < SHMEM_NR_ORDERS; o++) {
+			if (!by_order[o])
+				continue;
+			fprintf(out, "%s{", name);
+			order_labels(out, o);
+			fputc(',', out);
+			fs_labels(out, mounts, f->dev);
+			fputs(",name=\"", out);
+			label_value(out, f->name);
+			fprintf(out, "\"} %llu\n", (unsigned long long)by_order[o]);
+		}
+	}
+	for (unsigned int o = 0; o < SHMEM_NR_ORDERS; o++) {
+		__u64 v = ramp ? files->other_ramp[o] : files->other[o];
+
+		if (!v)
+			continue;
+		fprintf(out, "%s{", name);
+		order_labels(out, o);
+		fprintf(out, ",name=\"" SHMEM_OTHER_FILES "\"} %llu\n",
+			(unsigned long long)v);
+	}
+}
+
+static void print_files(FILE *out, const struct shmem_snapshot *s,
+			const struct shmem_mounts *mounts,
+			const struct shmem_file_series *files)
+{
+	header(out, "shmem_file_series_limit", "gauge",
+	       "Files that may have a per-file series at once (-f N); the rest are counted in name=\"" SHMEM_OTHER_FILES "\".");
+	fprintf(out, "shmem_file_series_limit %zu\n", files->max);
 	header(out, "shmem_file_folio_allocs_total", "counter",
-	       "Folios allocated per file, for the files with the most.");
-	shmem_rows_sort(s, SHMEM_ROWS_FILES, SHMEM_SORT_ALLOCS);
-	/* the busiest first: the rest have none */
-	while (shown < s->nr_rows[SHMEM_ROWS_FILES] && shown < top &&
-	       shmem_row_allocs(&rows[shown].row))
-		shown++;
-	for (size_t i = 0; i < shown; i++)
-		row_samples(out, "shmem_file_folio_allocs_total", rows[i].row.allocs,
-			    &rows[i], true, mounts);
+	       "Folios allocated per file (a file system and a file name), for at most -f files; name=\"" SHMEM_OTHER_FILES "\" (no device) counts the rest: by order they add up to shmem_folio_allocs_total.");
+	file_samples(out, "shmem_file_folio_allocs_total", files, false, mounts);
 	if (!(s->info.signals & SHMEM_SIG_RAMP))
 		return;
 	header(out, "shmem_file_folio_ramp_allocs_total", "counter",
 	       "Of shmem_file_folio_allocs_total, the folios whose order the append ramp chose.");
-	for (size_t i = 0; i < shown; i++)
-		row_samples(out, "shmem_file_folio_ramp_allocs_total",
-			    rows[i].row.ramp_allocs, &rows[i], true, mounts);
+	file_samples(out, "shmem_file_folio_ramp_allocs_total", files, true, mounts);
 }
 
 static void print_signals(FILE *out, const struct shmem_snapshot *s)
 {
+	const char *mode = s->info.tracepoints ? "tracepoints" : "fallback";
+
+	/* as other exporters' _build_info: a dashboard's table of versions */
+	header(out, "shmem_exporter_build_info", "gauge",
+	       "1, labelled with the exporter's version (git describe of its build) and its tracing mode (tracepoints or fallback).");
+	fputs("shmem_exporter_build_info{version=\"", out);
+	label_value(out, shmem_version);
+	fprintf(out, "\",tracing_mode=\"%s\"} 1\n", mode);
 	header(out, "shmem_tracing_info", "gauge",
 	       "1, labelled with the tracing mode (tracepoints or fallback).");
-	fprintf(out, "shmem_tracing_info{mode=\"%s\"} 1\n",
-		s->info.tracepoints ? "tracepoints" : "fallback");
+	fprintf(out, "shmem_tracing_info{mode=\"%s\"} 1\n", mode);
 	header(out, "shmem_tracing_signal", "gauge",
 	       "1 if this kernel and configuration observe the signal, else 0.");
 	for (unsigned int i = 0; i < SHMEM_NR_SIGNALS; i++)
@@ -444,8 +513,9 @@ static void print_rows(FILE *out, const struct shmem_snapshot *s)
 	}
 }
 
-char *shmem_metrics_text(struct shmem_snapshot *s,
-			 const struct shmem_mounts *mounts, size_t top_files)
+char *shmem_metrics_text(const struct shmem_snapshot *s,
+			 const struct shmem_mounts *mounts,
+			 const struct shmem_file_series *files)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -462,8 +532,8 @@ char *shmem_metrics_text(struct shmem_snapshot *s,
 	print_blocks(out, s);
 	print_latency(out, s);
 	print_kernel(out, s);
-	if (top_files)
-		print_files(out, s, mounts, top_files);
+	if (files)
+		print_files(out, s, mounts, files);
 	if (fclose(out)) {
 		free(text);
 		return NULL;

@@ -273,13 +273,74 @@ const char *shmem_mount_name(const struct shmem_mounts *m, __u32 dev);
 __u32 shmem_internal_dev(void);
 void shmem_mounts_free(struct shmem_mounts *m);
 /*
- * The Prometheus text exposition of @s (cumulative values): per file
- * system from its rows, and per-file
- * series for the @top_files files with the most allocations (0: none).
- * Sorts @s's file rows.  malloc()ed; NULL when out of memory.
+ * The exporter's per-file series (-f N, file_series.c): at most @max
+ * files, each a file system and a file name, counting from the scrape
+ * before the one that gave it its series; what none counts in an "other"
+ * series, so that they add up to the totals.  A file that allocated
+ * nothing for @idle seconds may lose its series to another.  No value
+ * ever goes down.
  */
-char *shmem_metrics_text(struct shmem_snapshot *s,
-			 const struct shmem_mounts *mounts, size_t top_files);
+struct shmem_file_series_entry {
+	__u32 dev;
+	char name[SHMEM_NAME_LEN * 4];
+	__u64 allocs[SHMEM_NR_ORDERS];
+	__u64 ramp_allocs[SHMEM_NR_ORDERS];
+	double last_alloc;	/* the snapshot time it last allocated */
+};
+
+struct shmem_file_series {
+	size_t max;
+	double idle;
+	struct shmem_file_series_entry *files;	/* sorted by dev, name */
+	size_t nr;
+	__u64 other[SHMEM_NR_ORDERS];
+	__u64 other_ramp[SHMEM_NR_ORDERS];
+	/* the last update's file rows: what grew since */
+	struct shmem_snapshot prev;
+};
+
+/*
+ * The "other" series' name label; it has no device or mountpoint label,
+ * which tells it from a file of that name
+ */
+#define SHMEM_OTHER_FILES "(other files)"
+
+void shmem_file_series_init(struct shmem_file_series *fs, size_t max,
+			    double idle);
+/* Add what @now's file rows counted since the last update */
+int shmem_file_series_update(struct shmem_file_series *fs,
+			     const struct shmem_snapshot *now);
+void shmem_file_series_free(struct shmem_file_series *fs);
+
+/*
+ * The Prometheus text exposition of @s (cumulative values): per file
+ * system from its rows, and @files' per-file series (NULL: none).
+ * malloc()ed; NULL when out of memory.
+ */
+char *shmem_metrics_text(const struct shmem_snapshot *s,
+			 const struct shmem_mounts *mounts,
+			 const struct shmem_file_series *files);
+
+/* The process_* metrics of the Prometheus client libraries (process.c) */
+struct shmem_process {
+	double cpu_seconds;	/* user and system */
+	__u64 virtual_bytes;
+	__u64 resident_bytes;
+	__u64 open_fds;		/* not counting the one that counted them */
+	__u64 max_fds;		/* the soft limit */
+};
+
+/*
+ * When the process of @self (/proc/self) started, in Unix time: its start
+ * in clock ticks after boot and the boot time in @proc_stat (/proc/stat).
+ * Read it once: the boot time moves when the clock is set.
+ */
+int shmem_process_start_time(const char *self, const char *proc_stat,
+			     double *start_time);
+/* Its CPU time, memory and file descriptors now, from @self */
+int shmem_process_read(const char *self, struct shmem_process *p);
+void shmem_process_print(FILE *out, const struct shmem_process *p,
+			 double start_time);
 
 /*
  * libbpf-tools style log2 histogram; with @ms the same slots, their bounds
@@ -373,6 +434,8 @@ extern const struct argp shmem_loader_argp;
 extern const struct argp shmem_pinned_argp;
 /* --version, for every tool */
 extern const struct argp shmem_version_argp;
+/* what it prints: git describe of the build, or "unknown" */
+extern const char shmem_version[];
 
 /* Command line (cli.c): errors are one line naming the problem. */
 int shmem_arg_error(struct argp_state *state, const char *fmt, ...)
