@@ -16,6 +16,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "lib.h"
@@ -266,29 +268,36 @@ static long slack_others(void)
 }
 
 /*
- * slack_others() files of 4K, each in an 8K folio whose second page lies past EOF
- * (a write of 8K from a buffer whose second page cannot be read stops
- * after 4K): slack on the shrinklist, charged to the writer's group.
+ * @n files of 4K, each in an 8K folio whose second page lies past EOF (a
+ * write of 8K from a buffer whose second page cannot be read stops after
+ * 4K): slack on the shrinklist, charged to the writer's group.
  */
-static void write_slack_files(void *dir)
+static bool write_slack_files_n(const char *dir, long n)
 {
 	char *src = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	bool ok = src != MAP_FAILED;
 
-	if (src == MAP_FAILED)
-		_exit(1);
-	fill(src, PAGE, 70);
-	mprotect(src + PAGE, PAGE, PROT_NONE);
-	for (long i = 0; i < slack_others(); i++) {
+	if (ok) {
+		fill(src, PAGE, 70);
+		mprotect(src + PAGE, PAGE, PROT_NONE);
+	}
+	for (long i = 0; ok && i < n; i++) {
 		char name[32];
 		int fd;
 
 		snprintf(name, sizeof(name), "o%ld", i);
 		fd = open_new(dir, name);
-		if (pwrite(fd, src, 2 * PAGE, 0) != PAGE)
-			_exit(1);
+		ok = pwrite(fd, src, 2 * PAGE, 0) == PAGE;
 		close(fd);
 	}
+	return ok;
+}
+
+static void write_slack_files(void *dir)
+{
+	if (!write_slack_files_n(dir, slack_others()))
+		_exit(1);
 }
 
 /*
@@ -428,12 +437,106 @@ static void test_full_mount_behind_held(void)
 	cgroup_siblings(FULL_GROUPS, "writer", "spare");
 	wrote = run_in_cgroup("/sys/fs/cgroup", held_then_writer, (void *)dir);
 	snprintf(path, sizeof(path), "%s/a", dir);
-	check(wrote && !stat(path, &st) && st.st_blocks == (17 * MB + PAGE) / 512,
+	stat(path, &st);
+	check(wrote && st.st_blocks == (17 * MB + PAGE) / 512,
 	      "a full mount splits a memory cgroup's slack behind 160 held files of the root "
 	      "group: 17M + 4K of appends and 2.5M more fit, the appended file's st_blocks %ld "
 	      "(%ld)", (long)st.st_blocks, (17 * MB + PAGE) / 512);
 	umount2(dir, MNT_DETACH);
 	cgroup_siblings_remove(FULL_GROUPS, "writer", "spare");
+}
+
+#define EVICT_GROUPS "/sys/fs/cgroup/shmem-evict"
+#define EVICT_PAGES (64 * MB / PAGE)
+
+/*
+ * In the group: "f", 64M of base pages by faults and then 17 4K appends
+ * (a 2-page folio 4K past EOF: the group's list's only file), that
+ * folio held by a pipe so that no walk splits it off; then close it and
+ * wait until the parent has removed the file.
+ */
+static void evicted_file(void *dir)
+{
+	static char page[PAGE];
+	char path[512], *map;
+	struct iovec iov = { .iov_len = PAGE };
+	int fd, pipefd[2];
+
+	snprintf(path, sizeof(path), "%s/f", (char *)dir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || ftruncate(fd, EVICT_PAGES * PAGE))
+		_exit(1);
+	map = mmap(NULL, EVICT_PAGES * PAGE, PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		_exit(1);
+	for (long p = 0; p < EVICT_PAGES; p++)
+		map[p * PAGE] = 1;
+	munmap(map, EVICT_PAGES * PAGE);
+	for (int p = 0; p < 17; p++)
+		if (pwrite(fd, page, PAGE, (EVICT_PAGES + p) * PAGE) != PAGE)
+			_exit(1);
+	iov.iov_base = mmap(NULL, PAGE, PROT_READ, MAP_SHARED, fd,
+			    (EVICT_PAGES + 16) * PAGE);
+	if (iov.iov_base == MAP_FAILED || pipe(pipefd) ||
+	    vmsplice(pipefd[1], &iov, 1, 0) != PAGE)
+		_exit(1);
+	munmap(iov.iov_base, PAGE);
+	close(fd);
+	close(open_new(dir, "ready"));
+	/* the parent unlinks it, which evicts it (64M to truncate) */
+	while (!access(path, F_OK))
+		usleep(1000);
+}
+
+/*
+ * A walk over all the lists (drop_caches) that starts at a group's list
+ * whose only file is being evicted: the file leaves the list as the walk
+ * meets it and takes the list with it.  The walk went round until it
+ * came back to that list's key and, with the list gone, never ended,
+ * spinning under the lock (a review's reproducer hung the kernel in 7
+ * rounds).  200 files of the root group with slack first, and one
+ * drop_caches that takes a batch from the superblock's list, so that
+ * the next walks start at the group's list.
+ */
+static void test_walk_while_evicting(void)
+{
+	const char *dir = mount_tmpfs("evict", "large_folios");
+	char path[512];
+	int rounds = 10, done = 0, status;
+
+	cgroup_siblings(EVICT_GROUPS, "g", "spare");
+	if (!write_slack_files_n(dir, 200))
+		die("200 files with slack");
+	sysfs_write("/proc/sys/vm/drop_caches", "2");
+	for (int round = 0; round < rounds; round++) {
+		pid_t hammer = fork(), holder;
+
+		if (hammer < 0)
+			die("fork");
+		if (hammer == 0)
+			for (;;)
+				sysfs_write("/proc/sys/vm/drop_caches", "2");
+		holder = fork();
+		if (holder < 0)
+			die("fork");
+		if (holder == 0)
+			_exit(!run_in_cgroup(EVICT_GROUPS "/g", evicted_file, (void *)dir));
+		/* once the holder has closed it: unlink evicts it at once */
+		snprintf(path, sizeof(path), "%s/ready", dir);
+		while (access(path, F_OK) && !waitpid(holder, NULL, WNOHANG))
+			usleep(1000);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/f", dir);
+		unlink(path);
+		kill(hammer, SIGKILL);
+		waitpid(hammer, NULL, 0);
+		done += waitpid(holder, &status, 0) == holder && WIFEXITED(status) &&
+			!WEXITSTATUS(status);
+	}
+	check(done == rounds, "drop_caches in a loop while a group's only listed file is "
+	      "evicted: every walk ends, %d rounds of %d", done, rounds);
+	umount2(dir, MNT_DETACH);
+	cgroup_siblings_remove(EVICT_GROUPS, "g", "spare");
 }
 
 /* In the boot with cgroup.memory=nokmem: say so, so that it cannot go unnoticed */
@@ -546,5 +649,6 @@ void memcg_tests(const char *large, const char *plain, const char *huge,
 	test_slack_behind_others(large);
 	test_slack_behind_held(large);
 	test_full_mount_behind_held();
+	test_walk_while_evicting();
 	test_removed_groups(huge);
 }
