@@ -100,7 +100,7 @@ void eof_zeroing_tests(const struct mnt *mounts, int n, const char *huge);
 void ramp_tests(const char *large, const char *plain);
 void ramp_slack_reclaim_tests(const char *large, const char *plain);
 void test_memcg_trims_slack(const char *large, void (*before)(const char *dir),
-			    const char *what);
+			    long kept, const char *what);
 void memcg_tests(const char *large, const char *plain, const char *huge,
 		 const char *hugelarge, bool nokmem);
 void mount_option_tests(const char *large);

@@ -503,12 +503,14 @@ static void test_sigbus_past_eof(const char *large)
 
 static int slack_fds[3];
 static void (*slack_before)(const char *dir);
+static long slack_big;
 
 /*
  * Three files with the ramp's slack past EOF, then more than fits with it;
  * from one page of memory of its own (each page of the files is the
  * pattern of its seed from the page's start).  slack_before, if set, runs
- * first in the group, on the files' directory.
+ * first in the group, on the files' directory; the last file has
+ * slack_big bytes.
  */
 static void fill_past_slack(void *path)
 {
@@ -529,7 +531,7 @@ static void fill_past_slack(void *path)
 			if (write(slack_fds[i], page, PAGE) != PAGE)
 				_exit(1);
 	}
-	for (long p = 0; big >= 0 && p < 6 * MB / PAGE; p++)
+	for (long p = 0; big >= 0 && p < slack_big / PAGE; p++)
 		if (write(big, page, PAGE) != PAGE)
 			_exit(1);
 	_exit(big < 0);
@@ -538,25 +540,27 @@ static void fill_past_slack(void *path)
 /*
  * A memory cgroup at its limit, without swap, gets back what its files
  * hold past EOF: memcg reclaim reaches the huge page shrinker.  @before,
- * if not NULL, runs in the group first (on @large): @what says what it
- * does.
+ * if not NULL, runs in the group first (on @large), and keeps @kept bytes
+ * of the group's memory, which the last file leaves out of its 6M: @what
+ * says what it does.
  */
 void test_memcg_trims_slack(const char *large, void (*before)(const char *dir),
-			    const char *what)
+			    long kept, const char *what)
 {
 	char path[512];
 	long swapped;
 	bool exact = true;
 
 	slack_before = before;
+	slack_big = 6 * MB - kept;
 	for (int i = 0; i < 3; i++) {
 		snprintf(path, sizeof(path), "r-slack%d", i);
 		slack_fds[i] = open_new(large, path);
 	}
 	snprintf(path, sizeof(path), "%s/r-slack-big", large);
 	check(run_in_memcg_swap("32M", "0", fill_past_slack, path, &swapped),
-	      "%sthree files of 8M + 4K in 4K appends and one of 6M in a 32M memory cgroup "
-	      "without swap: no OOM kill", what);
+	      "%sthree files of 8M + 4K in 4K appends and one of %ldK in a 32M memory cgroup "
+	      "without swap: no OOM kill", what, slack_big / KB);
 	for (int i = 0; i < 3; i++) {
 		exact &= blocks_of(slack_fds[i]) == (8 * MB + PAGE) / 512;
 		for (long off = 0; off <= 8 * MB; off += PAGE)
@@ -943,7 +947,7 @@ static void test_memory_bounds(const char *large, const char *plain)
 /* Memcg reclaim splits off the slack: shrink_tests() runs these, also without kmem */
 void ramp_slack_reclaim_tests(const char *large, const char *plain)
 {
-	test_memcg_trims_slack(large, NULL, "");
+	test_memcg_trims_slack(large, NULL, 0, "");
 	test_removed_group_slack(large, plain);
 }
 
