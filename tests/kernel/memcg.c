@@ -492,6 +492,18 @@ static void evicted_file(void *dir)
 }
 
 /*
+ * 10 rounds, or EVICT_ROUNDS from the environment (make test-debug: under
+ * KASAN and lockdep a round takes minutes; it looks for splats, make test
+ * for the hang)
+ */
+static int evict_rounds(void)
+{
+	const char *env = getenv("EVICT_ROUNDS");
+
+	return env ? atoi(env) : 10;
+}
+
+/*
  * A walk over all the lists (drop_caches) that starts at a group's list
  * whose only file is being evicted: the file leaves the list as the walk
  * meets it and takes the list with it.  The walk went round until it
@@ -505,7 +517,7 @@ static void test_walk_while_evicting(void)
 {
 	const char *dir = mount_tmpfs("evict", "large_folios");
 	char path[512];
-	int rounds = 10, done = 0, status;
+	int rounds = evict_rounds(), done = 0, status;
 
 	cgroup_siblings(EVICT_GROUPS, "g", "spare");
 	if (!write_slack_files_n(dir, 200))
