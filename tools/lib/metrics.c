@@ -76,9 +76,13 @@ static void fs_labels(FILE *out, const struct shmem_mounts *mounts, __u32 dev)
 	fputc('"', out);
 }
 
-/* @name{order,size,device,mountpoint} for each order of @by_order, of @dev */
+/*
+ * @name{order,size,device,mountpoint} for each order of @by_order, of
+ * @dev, and name="@file" unless @file is NULL
+ */
 static void fs_samples(FILE *out, const char *name, const __u64 *by_order,
-		       __u32 dev, const struct shmem_mounts *mounts)
+		       __u32 dev, const struct shmem_mounts *mounts,
+		       const char *file)
 {
 	for (unsigned int o = 0; o < SHMEM_NR_ORDERS; o++) {
 		if (!by_order[o])
@@ -87,6 +91,11 @@ static void fs_samples(FILE *out, const char *name, const __u64 *by_order,
 		order_labels(out, o);
 		fputc(',', out);
 		fs_labels(out, mounts, dev);
+		if (file) {
+			fputs(",name=\"", out);
+			label_value(out, file);
+			fputc('"', out);
+		}
 		fprintf(out, "} %llu\n", (unsigned long long)by_order[o]);
 	}
 }
@@ -113,7 +122,7 @@ static void print_filesystems(FILE *out, const struct shmem_snapshot *s,
 	       "shmem folios allocated per file system, by order (rows the fses map kept).");
 	for (size_t i = 0; i < s->nr_rows[SHMEM_ROWS_FSES]; i++)
 		fs_samples(out, "shmem_filesystem_folio_allocs_total",
-			   rows[i].row.allocs, rows[i].dev, mounts);
+			   rows[i].row.allocs, rows[i].dev, mounts, NULL);
 	/* observed: 0 too, so that a mount's graph shows 0, not no data */
 	for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
 		if (!(s->info.signals & counts[c].signal))
@@ -132,7 +141,7 @@ static void print_filesystems(FILE *out, const struct shmem_snapshot *s,
 	       "Of shmem_filesystem_folio_allocs_total, the folios whose order the append ramp chose.");
 	for (size_t i = 0; i < s->nr_rows[SHMEM_ROWS_FSES]; i++)
 		fs_samples(out, "shmem_filesystem_folio_ramp_allocs_total",
-			   rows[i].row.ramp_allocs, rows[i].dev, mounts);
+			   rows[i].row.ramp_allocs, rows[i].dev, mounts, NULL);
 }
 
 /*
@@ -424,19 +433,9 @@ static void file_samples(FILE *out, const char *name,
 {
 	for (size_t i = 0; i < files->nr; i++) {
 		const struct shmem_file_series_entry *f = &files->files[i];
-		const __u64 *by_order = ramp ? f->ramp_allocs : f->allocs;
 
-		for (unsigned int o = 0; o < SHMEM_NR_ORDERS; o++) {
-			if (!by_order[o])
-				continue;
-			fprintf(out, "%s{", name);
-			order_labels(out, o);
-			fputc(',', out);
-			fs_labels(out, mounts, f->dev);
-			fputs(",name=\"", out);
-			label_value(out, f->name);
-			fprintf(out, "\"} %llu\n", (unsigned long long)by_order[o]);
-		}
+		fs_samples(out, name, ramp ? f->ramp_allocs : f->allocs,
+			   f->dev, mounts, f->name);
 	}
 	for (unsigned int o = 0; o < SHMEM_NR_ORDERS; o++) {
 		__u64 v = ramp ? files->other_ramp[o] : files->other[o];
