@@ -9,3 +9,6 @@ spread() {
 		m = v[int((NR + 1) / 2)]
 		printf "±%.1f%%", m ? 50 * (v[NR] - v[1]) / m : 0 }'
 }
+
+# ratio A B [DIGITS]: A / B with DIGITS decimals (default 3)
+ratio() { awk -v a="$1" -v b="$2" -v d="${3:-3}" 'BEGIN { printf "%.*f", d, a / b }'; }
