@@ -10,7 +10,7 @@ CC ?= gcc
 CFLAGS ?= -O2 -g -Wall -Wextra
 VM := tools/vm/run
 
-.PHONY: install all help deps kernel kernel-stock kernel-notrace kernel-events5 kernel-noramp kernel-debug kernel-bench kernel-stock-bench bench bench-default bench-reclaim kernel-deb kernel-deb-config test-install tools vmlinux-h dashboard-pictures tests test test-long test-debug run shell check-series clean xfstests xfstests-report
+.PHONY: install all help deps kernel kernel-stock kernel-notrace kernel-events5 kernel-noramp kernel-debug kernel-bench kernel-stock-bench bench bench-default bench-instructions bench-reclaim kernel-deb kernel-deb-config test-install tools vmlinux-h dashboard-pictures tests test test-long test-debug run shell check-series clean xfstests xfstests-report
 
 all: kernel tests
 
@@ -25,6 +25,7 @@ help:
 	@echo "make kernel-bench kernel-stock-bench  the series and stock without DEBUG_VM, for benchmarks"
 	@echo "make bench       benchmarks (under emulation), reports in docs/"
 	@echo "make bench-default  a default tmpfs mount, series against stock (docs/bench-default-mount.md)"
+	@echo "make bench-instructions  instructions per file operation and function, series against stock (docs/bench-instructions.md)"
 	@echo "make bench-reclaim  global reclaim with hundreds of memory cgroups, series against stock (docs/bench-reclaim-groups.md)"
 	@echo "make dashboard-pictures  the README's pictures of the dashboard panels and live page"
 	@echo "make test        build everything, boot the patched kernel, run the tests"
@@ -100,11 +101,18 @@ $(BIN)/default_ops: tools/bench/default_ops.c | $(BIN)
 bench-default: kernel-bench kernel-stock-bench $(BIN)/default_ops
 	tools/bench/default-mount
 
+$(BIN)/count_ops: tools/bench/count_ops.c | $(BIN)
+	$(CC) $(CFLAGS) -o $@ $<
+
+bench-instructions: kernel-bench kernel-stock-bench $(BIN)/count_ops
+	tools/bench/count-instructions
+
 bench-reclaim: kernel-bench kernel-stock-bench
 	tools/bench/reclaim-groups
 
-bench: kernel kernel-notrace kernel-noramp kernel-stock kernel-bench kernel-stock-bench $(BIN)/shmem_loop $(BIN)/shmem_pft $(BIN)/shmem_seek $(BIN)/copy_cost $(BIN)/default_ops tools
+bench: kernel kernel-notrace kernel-noramp kernel-stock kernel-bench kernel-stock-bench $(BIN)/shmem_loop $(BIN)/shmem_pft $(BIN)/shmem_seek $(BIN)/copy_cost $(BIN)/default_ops $(BIN)/count_ops tools
 	tools/bench/default-mount
+	tools/bench/count-instructions
 	tools/bench/reclaim-groups
 	tools/bench/tracepoints
 	tools/bench/seek
