@@ -256,15 +256,35 @@ static void test_group_splits_its_own(const char *plain, const char *huge)
 }
 
 /*
+ * A positive count from the environment variable @name, or @fallback if
+ * it is not set; anything else ends the tests (a count of 0 from a typo
+ * would run nothing, and a test that runs nothing cannot fail).
+ */
+static long env_count(const char *name, long fallback)
+{
+	const char *env = getenv(name);
+	char *end;
+	long n;
+
+	if (!env)
+		return fallback;
+	errno = 0;
+	n = strtol(env, &end, 10);
+	if (errno || end == env || *end || n <= 0) {
+		fprintf(stderr, "%s='%s' is not a positive count\n", name, env);
+		exit(2);
+	}
+	return n;
+}
+
+/*
  * The other group's files: 100,000, or SLACK_OTHERS from the environment
  * (make test-debug, where KASAN and lockdep make 100,000 files take
  * most of the guest's time: it looks for splats, make test checks scale).
  */
 static long slack_others(void)
 {
-	const char *env = getenv("SLACK_OTHERS");
-
-	return env ? atol(env) : 100000;
+	return env_count("SLACK_OTHERS", 100000);
 }
 
 /*
@@ -498,9 +518,7 @@ static void evicted_file(void *dir)
  */
 static int evict_rounds(void)
 {
-	const char *env = getenv("EVICT_ROUNDS");
-
-	return env ? atoi(env) : 10;
+	return env_count("EVICT_ROUNDS", 10);
 }
 
 /*
