@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Where write() copies from: before each step it faults in only what that
- * step may copy (patch 15), and copies from
- * every source a read would accept, on every mount:
+ * step may copy (patch 15), and copies from every source a read would
+ * accept, on every mount:
  * - a mapping of the file it writes: the same page, the same folio,
  *   another folio, a hole of the file;
  * - a source with a PROT_NONE hole: the short count stock gives, and a
