@@ -9,7 +9,8 @@
  * - splice and sendfile of a partial folio give the data and zeroes for
  *   the holes; splice of a partially written folio copies, so that the
  *   pipe keeps the data across a punch or a truncate, while a fully
- *   uptodate folio is spliced by reference, as on stock.
+ *   uptodate folio is spliced by reference, as on stock; the copy of a
+ *   tail stops at EOF.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -218,9 +219,63 @@ static void test_splice_partial(const char *huge, const char *large)
 	close(fd);
 }
 
+/* Pages the kernel allocated so far: the sum of /proc/vmstat's pgalloc_* */
+static long pages_allocated(void)
+{
+	char line[128];
+	long n, sum = 0;
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	if (!f)
+		die("/proc/vmstat");
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "pgalloc_", 8) && sscanf(strchr(line, ' '), "%ld", &n) == 1)
+			sum += n;
+	fclose(f);
+	return sum;
+}
+
+/*
+ * The tail of a partially written folio, spliced with a request far past
+ * EOF, is copied up to EOF only: the copy allocates its pipe pages before
+ * ->read_iter() stops at EOF, so a copy sized by the request once took a
+ * pipe's worth of pages (256 for 1M) to splice 100 bytes.
+ */
+static void test_splice_tail(const char *huge)
+{
+	enum { SPLICES = 64 };
+	char want[8 * KB + 100], got[100];
+	int fd = open_new(huge, "splice-tail"), p[2], right = 0;
+	long allocated;
+
+	fill(want, sizeof(want), 49);
+	if (pwrite(fd, want, sizeof(want), 0) != sizeof(want) || pipe(p) ||
+	    fcntl(p[1], F_SETPIPE_SZ, MB) < 0)
+		die("splice-tail");
+	allocated = pages_allocated();
+	for (int i = 0; i < SPLICES; i++) {
+		loff_t off = 8 * KB;
+
+		if (splice(fd, &off, p[1], NULL, MB, 0) == 100 &&
+		    read(p[0], got, sizeof(got)) == sizeof(got) &&
+		    !memcmp(got, want + 8 * KB, sizeof(got)))
+			right++;
+	}
+	allocated = pages_allocated() - allocated;
+	check(right == SPLICES, "huge=always: %d splices of 1M at the last 100 bytes of a "
+	      "partially written folio give those 100 bytes (%d did)", SPLICES, right);
+	/* One page each for the copy; the rest of the guest allocates a few */
+	check(allocated < 2 * SPLICES, "and allocate %ld pages, fewer than 2 a splice: "
+	      "the copy stops at EOF, not at the request's end", allocated);
+	close(p[0]);
+	close(p[1]);
+	close(fd);
+}
+
 void read_splice_tests(const char *large, const char *huge)
 {
 	test_splice(large);
 	test_read_folios(huge, large);
 	test_splice_partial(huge, large);
+	test_splice_tail(huge);
 }
