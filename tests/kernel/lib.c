@@ -291,6 +291,23 @@ long meminfo_kb(const char *key)
 	return v;
 }
 
+/* The sum of /proc/vmstat's counters whose names begin with @prefix */
+long vmstat_sum(const char *prefix)
+{
+	char line[128];
+	long n, sum = 0;
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	if (!f)
+		die("/proc/vmstat");
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, prefix, strlen(prefix)) &&
+		    sscanf(strchr(line, ' '), "%ld", &n) == 1)
+			sum += n;
+	fclose(f);
+	return sum;
+}
+
 /*
  * No report in the kernel log (KASAN and lockdep report with a BUG: or
  * WARNING: line); a hit is shown with the 30 lines from the one before it.

@@ -40,6 +40,7 @@ long shmem_allocs(long kb);
 long mthp_stat(long kb, const char *stat);
 long mthp_stat_sum(const char *stat);
 long meminfo_kb(const char *key);
+long vmstat_sum(const char *prefix);
 void test_kernel_log(void);
 bool run_in_memcg(const char *max, void (*fn)(void *), void *arg, long *swapped);
 bool run_in_cgroup(const char *dir, void (*fn)(void *), void *arg);

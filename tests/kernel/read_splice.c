@@ -219,22 +219,6 @@ static void test_splice_partial(const char *huge, const char *large)
 	close(fd);
 }
 
-/* Pages the kernel allocated so far: the sum of /proc/vmstat's pgalloc_* */
-static long pages_allocated(void)
-{
-	char line[128];
-	long n, sum = 0;
-	FILE *f = fopen("/proc/vmstat", "r");
-
-	if (!f)
-		die("/proc/vmstat");
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "pgalloc_", 8) && sscanf(strchr(line, ' '), "%ld", &n) == 1)
-			sum += n;
-	fclose(f);
-	return sum;
-}
-
 /*
  * The tail of a partially written folio, spliced with a request far past
  * EOF, is copied up to EOF only: the copy allocates its pipe pages before
@@ -252,7 +236,7 @@ static void test_splice_tail(const char *huge)
 	if (pwrite(fd, want, sizeof(want), 0) != sizeof(want) || pipe(p) ||
 	    fcntl(p[1], F_SETPIPE_SZ, MB) < 0)
 		die("splice-tail");
-	allocated = pages_allocated();
+	allocated = vmstat_sum("pgalloc_");
 	for (int i = 0; i < SPLICES; i++) {
 		loff_t off = 8 * KB;
 
@@ -261,7 +245,7 @@ static void test_splice_tail(const char *huge)
 		    !memcmp(got, want + 8 * KB, sizeof(got)))
 			right++;
 	}
-	allocated = pages_allocated() - allocated;
+	allocated = vmstat_sum("pgalloc_") - allocated;
 	check(right == SPLICES, "huge=always: %d splices of 1M at the last 100 bytes of a "
 	      "partially written folio give those 100 bytes (%d did)", SPLICES, right);
 	/* One page each for the copy; the rest of the guest allocates a few */

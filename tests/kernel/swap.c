@@ -77,21 +77,6 @@ static void swapped_past_eof(void *arg)
 	memcg_reclaim_all();
 }
 
-static long pswpin(void)
-{
-	char line[128];
-	long n = -1;
-	FILE *f = fopen("/proc/vmstat", "r");
-
-	if (!f)
-		die("/proc/vmstat");
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "pswpin %ld", &n) == 1)
-			break;
-	fclose(f);
-	return n;
-}
-
 static void swapin_case(const char *dir, const char *name, int how)
 {
 	static const char *const what[] = { "ftruncate to 16K", "pwrite 1 byte at 20K" };
@@ -99,10 +84,10 @@ static void swapin_case(const char *dir, const char *name, int how)
 	long swapped, before, after;
 	bool ran = run_in_memcg("max", swapped_past_eof, &fd, &swapped);
 
-	before = pswpin();
+	before = vmstat_sum("pswpin");
 	if (how == 0 ? ftruncate(fd, 4 * PAGE) : pwrite(fd, "z", 1, 5 * PAGE) != 1)
 		die(what[how]);
-	after = pswpin();
+	after = vmstat_sum("pswpin");
 	check(ran && swapped >= 3 * PAGE && after == before,
 	      "%s: 8K written and the next page fallocated past EOF, all on swap (%ld K), "
 	      "%s reads nothing back from swap (pswpin +%ld)",
