@@ -23,6 +23,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/swap.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -609,6 +610,111 @@ static long dying_groups(const char *dir)
 	return n;
 }
 
+/* 4M of the group at DIR reclaimed, three times: did each write succeed? */
+static bool reclaim_thrice(const char *dir)
+{
+	char path[256];
+	bool ok = true;
+
+	snprintf(path, sizeof(path), "%s/memory.reclaim", dir);
+	for (int i = 0; i < 3; i++) {
+		int fd = open(path, O_WRONLY);
+
+		/* EAGAIN when less than asked could be reclaimed: not a failure */
+		ok &= fd >= 0 && (write(fd, "4M", 2) == 2 || errno == EAGAIN);
+		if (fd >= 0)
+			close(fd);
+	}
+	return ok;
+}
+
+/* DIR's dying groups once the kernel has freed what it can: a bounded wait */
+static long dying_groups_after_wait(const char *dir)
+{
+	long dying = dying_groups(dir);
+
+	for (int tries = 0; tries < 600 && dying != 0; tries++) {
+		usleep(100000);
+		dying = dying_groups(dir);
+	}
+	return dying;
+}
+
+/* The path of the first swap device in /proc/swaps into dev: is there one? */
+static bool first_swap_device(char dev[256])
+{
+	char line[512];
+	FILE *f = fopen("/proc/swaps", "r");
+
+	dev[0] = 0;
+	if (!f)
+		die("/proc/swaps");
+	/* a header line, then one line per device, its path first */
+	if (fgets(line, sizeof(line), f) && fgets(line, sizeof(line), f))
+		sscanf(line, "%255s", dev);
+	fclose(f);
+	return dev[0];
+}
+
+/*
+ * Frees the swap entries the per-CPU swap slot caches hold back (stock
+ * 6.12 behaviour): free_swap_slot() parks a freed entry in its CPU's
+ * slots_ret until 64 have gathered, and the entry's swap charge, with
+ * the reference on its memory cgroup's id, goes only then.  A group
+ * whose page went to swap while it was online stays dying after the
+ * page is read back and the file unlinked, until a swapoff drains
+ * every CPU's cache; nothing drains it on a timer.  Swapping the first
+ * swap device off and on again is that drain; without swap nothing is
+ * parked.
+ */
+static bool drain_swap_slot_caches(void)
+{
+	char dev[256];
+
+	return !first_swap_device(dev) || (!swapoff(dev) && !swapon(dev, 0));
+}
+
+/*
+ * A group is freed once nothing of it is left.  A group writes a page
+ * of a file on huge=always (a 2M folio on the group's list of files
+ * with slack); its own memory.reclaim, while it is online, sends the
+ * page to swap (when there is swap: not in the nokmem boot); the page
+ * is read back, the file unlinked, the group removed and the swap slot
+ * caches drained: the group does not stay dying, so nothing of the
+ * series' (the list, the list's reference on the group) outlives it.
+ * Without the drain the group stays dying here, on stock 6.12 too.
+ */
+static void test_swapped_group_freed(const char *huge)
+{
+	char path[512], dev[256];
+	bool wrote, back, drained, reclaimed;
+	bool swap = first_swap_device(dev);
+	long swapped, dying;
+	int fd;
+
+	cgroup_siblings(GROUPS, "swapped", "spare");
+	snprintf(path, sizeof(path), "%s/g-swapped", huge);
+	wrote = run_in_cgroup(GROUPS "/swapped", write_one_page, path);
+	reclaimed = reclaim_thrice(GROUPS "/swapped");
+	swapped = file_long(GROUPS "/swapped/memory.swap.current");
+	fd = open(path, O_RDONLY);
+	back = fd >= 0 && has_pattern(fd, 0, PAGE, 0, 71);
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
+	if (rmdir(GROUPS "/swapped"))
+		die("rmdir swapped");
+	drained = drain_swap_slot_caches();
+	dying = dying_groups_after_wait(GROUPS);
+	check(wrote && reclaimed && back && drained && swapped == (swap ? PAGE : 0) &&
+	      dying == 0,
+	      "a group's page of a huge=always file sent to swap by the group's reclaim "
+	      "(%ld bytes, %ld expected), read back, the file unlinked, the group "
+	      "removed, the swap slot caches drained: the group is freed (%ld dying)",
+	      swapped, swap ? PAGE : 0L, dying);
+	cgroup_siblings_remove(GROUPS, "swapped", "spare");
+}
+
 /*
  * A group's list of files with huge folios past EOF outlives neither the
  * group nor its files.  A file written from a child group on huge=always
@@ -622,8 +728,8 @@ static long dying_groups(const char *dir)
 static void test_removed_groups(const char *huge)
 {
 	char path[512], group[256];
-	bool wrote, reclaimed = true;
-	long dying = -1;
+	bool wrote, reclaimed;
+	long dying;
 	int fd;
 
 	cgroup_siblings(GROUPS, "child", "spare");
@@ -631,14 +737,7 @@ static void test_removed_groups(const char *huge)
 	wrote = run_in_cgroup(GROUPS "/child", write_one_page, path);
 	if (rmdir(GROUPS "/child"))
 		die("rmdir child");
-	for (int i = 0; i < 3; i++) {
-		fd = open(GROUPS "/memory.reclaim", O_WRONLY);
-
-		/* EAGAIN when less than asked could be reclaimed: not a failure */
-		reclaimed &= fd >= 0 && (write(fd, "4M", 2) == 2 || errno == EAGAIN);
-		if (fd >= 0)
-			close(fd);
-	}
+	reclaimed = reclaim_thrice(GROUPS);
 	fd = open(path, O_RDONLY);
 	check(wrote && reclaimed && fd >= 0 && has_pattern(fd, 0, PAGE, 0, 71),
 	      "a child group's file on huge=always, the child removed: its parent's "
@@ -647,7 +746,10 @@ static void test_removed_groups(const char *huge)
 		close(fd);
 	unlink(path);
 	cgroup_siblings_remove(GROUPS, "child", "spare");
-	/* A parent of their own: nothing else of the tests' is dying under it */
+	/*
+	 * A parent of their own: the child may stay dying, if its page went
+	 * to swap before it went offline (drain_swap_slot_caches())
+	 */
 	cgroup_siblings(GROUPS, "g0", "g1");
 	for (int i = 0; i < 5; i++) {
 		snprintf(group, sizeof(group), GROUPS "/g%d", i);
@@ -658,12 +760,7 @@ static void test_removed_groups(const char *huge)
 		unlink(path);
 		rmdir(group);
 	}
-	/* Dying groups go as the kernel frees them: a bounded wait, a hang guard */
-	for (int tries = 0; tries < 600 && dying != 0; tries++) {
-		dying = dying_groups(GROUPS);
-		if (dying)
-			usleep(100000);
-	}
+	dying = dying_groups_after_wait(GROUPS);
 	check(wrote && dying == 0,
 	      "five groups each wrote a file on huge=always, files and groups removed: "
 	      "no group left dying (%ld)", dying);
@@ -684,4 +781,5 @@ void memcg_tests(const char *large, const char *plain, const char *huge,
 	test_full_mount_behind_held();
 	test_walk_while_evicting();
 	test_removed_groups(huge);
+	test_swapped_group_freed(huge);
 }
