@@ -110,7 +110,7 @@ bench-instructions: kernel-bench kernel-stock-bench $(BIN)/count_ops
 bench-reclaim: kernel-bench kernel-stock-bench
 	tools/bench/reclaim-groups
 
-bench: kernel kernel-notrace kernel-noramp kernel-stock kernel-bench kernel-stock-bench $(BIN)/shmem_loop $(BIN)/shmem_pft $(BIN)/shmem_seek $(BIN)/copy_cost $(BIN)/default_ops $(BIN)/count_ops tools
+bench: kernel-notrace kernel-noramp kernel-bench kernel-stock-bench $(BIN)/shmem_loop $(BIN)/shmem_pft $(BIN)/shmem_seek $(BIN)/copy_cost $(BIN)/default_ops $(BIN)/count_ops tools
 	tools/bench/default-mount
 	tools/bench/count-instructions
 	tools/bench/reclaim-groups
