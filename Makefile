@@ -276,17 +276,17 @@ check-series: kernel
 # not in make test or CI): XFSTESTS=DIR, XFSTESTS_TESTS='generic/001 ...' or
 # XFSTESTS_GROUP=quick, XFSTESTS_MOUNT_OPTS='large_folios default',
 # XFSTESTS_KERNELS='patched stock' (or NAME=BZIMAGE), XFSTESTS_PART=i/n,
-# XFSTESTS_RUN=NAME, XFSTESTS_DOC=docs/xfstests-quick.md
+# XFSTESTS_RUN=NAME, XFSTESTS_DOC=docs/xfstests-quick.md, XFSTESTS_EXPUNGE=FILE
 XFSTESTS_KERNELS ?= patched stock
 XFSTESTS_VARS := XFSTESTS XFSTESTS_TESTS XFSTESTS_GROUP XFSTESTS_MOUNT_OPTS XFSTESTS_PART \
-	XFSTESTS_PART_SECONDS XFSTESTS_RUN XFSTESTS_DOC XFSTESTS_MEM
+	XFSTESTS_PART_SECONDS XFSTESTS_RUN XFSTESTS_DOC XFSTESTS_MEM XFSTESTS_EXPUNGE
 export $(XFSTESTS_VARS)
 xfstests: $(if $(filter patched,$(XFSTESTS_KERNELS)),kernel) $(if $(filter stock,$(XFSTESTS_KERNELS)),kernel-stock)
 	XFSTESTS_KERNELS='$(XFSTESTS_KERNELS)' tests/xfstests/run
 
 XFSTESTS_RUN_DIR = $(or $(XFSTESTS_RUN),$(XFSTESTS_GROUP),$(if $(XFSTESTS_TESTS),tests,quick))
 xfstests-report:
-	tests/xfstests/report $(BUILD)/xfstests/$(XFSTESTS_RUN_DIR) tests/xfstests/expunge \
+	tests/xfstests/report $(BUILD)/xfstests/$(XFSTESTS_RUN_DIR) $(or $(XFSTESTS_EXPUNGE),tests/xfstests/expunge) \
 		> $(BUILD)/xfstests/$(XFSTESTS_RUN_DIR)/report.md
 	@echo $(BUILD)/xfstests/$(XFSTESTS_RUN_DIR)/report.md
 
