@@ -3,8 +3,10 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 
@@ -126,10 +128,16 @@ class LiveView:
     of its own) @width x @height: screen() is what it shows (with
     @escapes, its attributes as ANSI sequences), keys() types,
     wait() polls the screen until @cond(lines) holds (@timeout seconds: a
-    hang guard, not a bound), close() ends it."""
+    hang guard, not a bound), close() ends it.
+
+    Each view's server listens on a socket in a directory of its own:
+    kill-server returns before its server has gone, and a new session on
+    a reused name could reach the dying one ("server exited
+    unexpectedly")."""
 
     def __init__(self, args, width=130, height=24):
-        self.tmux = ["tmux", "-L", "shmemtop-live-view"]
+        self.socket_dir = tempfile.mkdtemp(prefix="shmemtop-live-view.")
+        self.tmux = ["tmux", "-S", self.socket_dir + "/socket"]
         run(self.tmux + ["new-session", "-d", "-x", str(width), "-y", str(height),
                          shlex.join([BIN + "/shmemtop", *args])], check=True)
 
@@ -154,6 +162,7 @@ class LiveView:
 
     def close(self):
         run(self.tmux + ["kill-server"])
+        shutil.rmtree(self.socket_dir)
 
 
 def our_programs(loaded=False, section=""):
